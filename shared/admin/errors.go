@@ -1,0 +1,111 @@
+// Package admin holds the service's domain vocabulary: the errors every
+// layer speaks, the shop and app records, scopes and shared value types.
+// It imports nothing of the service, so every other package may import it.
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Application error codes. The HTTP layer maps each to one status in a
+// single place (httpapi.StatusOf); nothing else chooses statuses.
+const (
+	ENOTFOUND     = "not_found"     // unknown path, id, or another app's record
+	EINVALID      = "invalid"       // validation failure: 422 with per-field messages
+	EBADREQUEST   = "bad_request"   // malformed request: 400
+	EUNAUTHORIZED = "unauthorized"  // missing or unknown token: 401
+	EFORBIDDEN    = "forbidden"     // missing scope or forbidden action: 403
+	ETOOLARGE     = "too_large"     // body over the size limit: 413
+	EINTERNAL     = "internal"      // anything unexpected: 500, details logged only
+)
+
+// Error is an application error. Message is safe to show to the client;
+// Fields, when set, carries per-field messages ({"errors": {field: [...]}}).
+type Error struct {
+	Code    string
+	Message string
+	Fields  map[string][]string
+	// Plain marks field errors rendered as a single string rather than a list,
+	// as the "Required parameter missing or invalid" wrapper error is.
+	Plain map[string]string
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Code + ": " + e.Message
+	}
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(e.Code)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%q", k, e.Fields[k])
+	}
+	return b.String()
+}
+
+// Errorf returns an application error with a client-safe message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of an application error, or EINTERNAL.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// NotFound is the error for any unknown or inaccessible resource.
+var NotFound = &Error{Code: ENOTFOUND, Message: "Not Found"}
+
+// Validation collects per-field messages; its Err is nil when nothing failed.
+type Validation struct {
+	fields map[string][]string
+	order  []string
+}
+
+// Add records a message for a field.
+func (v *Validation) Add(field, message string) {
+	if v.fields == nil {
+		v.fields = map[string][]string{}
+	}
+	if _, ok := v.fields[field]; !ok {
+		v.order = append(v.order, field)
+	}
+	v.fields[field] = append(v.fields[field], message)
+}
+
+// Has reports whether the field already failed.
+func (v *Validation) Has(field string) bool { _, ok := v.fields[field]; return ok }
+
+// Err returns the 422 error, or nil when every field passed.
+func (v *Validation) Err() error {
+	if len(v.fields) == 0 {
+		return nil
+	}
+	return &Error{Code: EINVALID, Fields: v.fields}
+}
+
+// Invalid is a one-field validation error.
+func Invalid(field, message string) error {
+	return &Error{Code: EINVALID, Fields: map[string][]string{field: {message}}}
+}
+
+// Validation messages of spec part 7, verbatim.
+const (
+	MsgBlank       = "can't be blank"
+	MsgNotInList   = "is not included in the list"
+	MsgInvalid     = "is invalid"
+	MsgTaken       = "has already been taken"
+	MsgURIInvalid  = "URI is invalid"
+	MsgHTTPSNeeded = "Source must be secure (HTTPS)"
+)

@@ -1,0 +1,370 @@
+// Package boltstore is the embedded store: one bbolt file, every transaction
+// fsynced on commit, so an acknowledged write survives kill -9. bbolt has a
+// single writer, which makes every Transact trivially atomic and isolated.
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+var (
+	tableBucket = []byte("table")
+	indexBucket = map[string][]byte{store.GSI1: []byte("gsi1"), store.GSI2: []byte("gsi2")}
+)
+
+const sep = "\x00"
+
+// Store is the embedded implementation of store.Store.
+type Store struct {
+	db  *bolt.DB
+	now func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating) the store file store.db under dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(filepath.Join(dir, "store.db"), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", dir, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(tableBucket); err != nil {
+			return err
+		}
+		for _, b := range indexBucket {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, now: time.Now}, nil
+}
+
+func (s *Store) Close() error { return s.db.Close() }
+
+func tableKey(k store.Key) []byte { return []byte(k.PK + sep + k.SK) }
+
+func indexKey(pk, sk string, k store.Key) []byte {
+	return []byte(pk + sep + sk + sep + k.PK + sep + k.SK)
+}
+
+func (s *Store) live(it *store.Item) bool {
+	return it.ExpiresAt == 0 || it.ExpiresAt > s.now().Unix()
+}
+
+func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	var it store.Item
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(tableBucket).Get(tableKey(k))
+		if v == nil {
+			return store.ErrNotFound
+		}
+		var err error
+		it, err = decode(v)
+		if err == nil && !s.live(&it) {
+			return store.ErrNotFound
+		}
+		return err
+	})
+	return it, err
+}
+
+func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, string, error) {
+	var items []store.Item
+	var next string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		items, next, err = s.scan(tx, q, false, nil)
+		return err
+	})
+	return items, next, err
+}
+
+func (s *Store) Count(ctx context.Context, q store.Query) (int, error) {
+	n := 0
+	q.Limit, q.Cursor = 0, ""
+	err := s.db.View(func(tx *bolt.Tx) error {
+		_, _, err := s.scan(tx, q, true, &n)
+		return err
+	})
+	return n, err
+}
+
+// scan walks one partition in order. Index entries are keyed
+// idxPK\0idxSK\0PK\0SK and resolved to their table item.
+func (s *Store) scan(tx *bolt.Tx, q store.Query, countOnly bool, count *int) ([]store.Item, string, error) {
+	bucket := tx.Bucket(tableBucket)
+	if q.Index != store.Table {
+		name, ok := indexBucket[q.Index]
+		if !ok {
+			return nil, "", fmt.Errorf("boltstore: unknown index %q", q.Index)
+		}
+		bucket = tx.Bucket(name)
+	}
+	table := tx.Bucket(tableBucket)
+	part := []byte(q.PK + sep)
+	prefix := append(append([]byte{}, part...), q.SKPrefix...)
+	// skBytes extracts the sort key from a bucket key.
+	skOf := func(k []byte) string {
+		rest := k[len(part):]
+		if q.Index != store.Table {
+			if i := bytes.Index(rest, []byte(sep)); i >= 0 {
+				rest = rest[:i]
+			}
+		}
+		return string(rest)
+	}
+	inRange := func(k []byte) bool {
+		if !bytes.HasPrefix(k, prefix) {
+			return false
+		}
+		sk := skOf(k)
+		if q.After != "" && sk <= q.After {
+			return false
+		}
+		if q.Before != "" && sk >= q.Before {
+			return false
+		}
+		return true
+	}
+
+	c := bucket.Cursor()
+	var k, v []byte
+	var cursor []byte
+	if q.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("boltstore: bad cursor")
+		}
+		cursor = b
+	}
+	switch {
+	case !q.Desc && cursor != nil:
+		k, v = c.Seek(cursor)
+		if bytes.Equal(k, cursor) {
+			k, v = c.Next()
+		}
+	case !q.Desc:
+		start := prefix
+		if q.After != "" {
+			start = append(append([]byte{}, part...), q.After...)
+		}
+		k, v = c.Seek(start)
+	case cursor != nil:
+		if k, _ = c.Seek(cursor); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	default:
+		// Seek past the last key that can match, then step back.
+		end := append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff)
+		if q.Before != "" {
+			end = append(append([]byte{}, part...), q.Before...)
+		}
+		k, v = c.Seek(end)
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	}
+	step := c.Next
+	if q.Desc {
+		step = c.Prev
+	}
+
+	var items []store.Item
+	for ; k != nil; k, v = step() {
+		if !bytes.HasPrefix(k, prefix) {
+			break
+		}
+		if !inRange(k) {
+			// Outside the exclusive bounds: before the range keep going, after it stop.
+			sk := skOf(k)
+			if (!q.Desc && q.After != "" && sk <= q.After) || (q.Desc && q.Before != "" && sk >= q.Before) {
+				continue
+			}
+			break
+		}
+		raw := v
+		if q.Index != store.Table {
+			rest := k[len(part):]
+			i := bytes.Index(rest, []byte(sep))
+			raw = table.Get(rest[i+1:])
+			if raw == nil {
+				continue
+			}
+		}
+		it, err := decode(raw)
+		if err != nil {
+			return nil, "", err
+		}
+		if !s.live(&it) {
+			continue
+		}
+		if countOnly {
+			*count++
+			continue
+		}
+		items = append(items, it)
+		if q.Limit > 0 && len(items) == q.Limit {
+			nk, _ := step()
+			if nk != nil && bytes.HasPrefix(nk, prefix) {
+				return items, base64.RawURLEncoding.EncodeToString(k), nil
+			}
+			return items, "", nil
+		}
+	}
+	return items, "", nil
+}
+
+func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
+	if err := store.Validate(ops); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for i := range ops {
+			if err := s.apply(tx, i, &ops[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
+	var out store.Item
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		op := store.Add(k, c, deltas)
+		if err := s.apply(tx, 0, &op); err != nil {
+			return err
+		}
+		var err error
+		out, err = decode(tx.Bucket(tableBucket).Get(tableKey(k)))
+		return err
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return out, store.ErrConditionFailed
+	}
+	return out, err
+}
+
+func (s *Store) apply(tx *bolt.Tx, i int, op *store.Op) error {
+	table := tx.Bucket(tableBucket)
+	k := op.TargetKey()
+	tk := tableKey(k)
+	var old *store.Item
+	if raw := table.Get(tk); raw != nil {
+		it, err := decode(raw)
+		if err != nil {
+			return err
+		}
+		if s.live(&it) {
+			old = &it
+		} else if err := s.unindex(tx, &it); err != nil {
+			return err
+		}
+	}
+	ok := true
+	switch op.Cond {
+	case store.IfAbsent:
+		ok = old == nil
+	case store.IfPresent:
+		ok = old != nil
+	case store.IfVersion:
+		ok = old != nil && old.Version == op.Version
+	}
+	if !ok {
+		return &store.ConditionError{Index: i}
+	}
+	switch op.Kind {
+	case store.OpCheck:
+		return nil
+	case store.OpDelete:
+		if old == nil {
+			return table.Delete(tk) // may hold an expired item
+		}
+		if err := s.unindex(tx, old); err != nil {
+			return err
+		}
+		return table.Delete(tk)
+	case store.OpPut:
+		if old != nil {
+			if err := s.unindex(tx, old); err != nil {
+				return err
+			}
+		}
+		return s.put(tx, &op.Item)
+	case store.OpAdd:
+		it := store.Item{PK: k.PK, SK: k.SK}
+		if old != nil {
+			it = *old
+			if err := s.unindex(tx, old); err != nil {
+				return err
+			}
+		}
+		nums := make(map[string]int64, len(it.Nums)+len(op.Deltas))
+		for n, v := range it.Nums {
+			nums[n] = v
+		}
+		for n, d := range op.Deltas {
+			nums[n] += d
+		}
+		it.Nums = nums
+		it.Version++
+		return s.put(tx, &it)
+	}
+	return fmt.Errorf("boltstore: unknown op kind %d", op.Kind)
+}
+
+func (s *Store) put(tx *bolt.Tx, it *store.Item) error {
+	if err := tx.Bucket(tableBucket).Put(tableKey(it.Key()), encode(it)); err != nil {
+		return err
+	}
+	if it.GSI1PK != "" {
+		if err := tx.Bucket(indexBucket[store.GSI1]).Put(indexKey(it.GSI1PK, it.GSI1SK, it.Key()), nil); err != nil {
+			return err
+		}
+	}
+	if it.GSI2PK != "" {
+		if err := tx.Bucket(indexBucket[store.GSI2]).Put(indexKey(it.GSI2PK, it.GSI2SK, it.Key()), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) unindex(tx *bolt.Tx, it *store.Item) error {
+	if it.GSI1PK != "" {
+		if err := tx.Bucket(indexBucket[store.GSI1]).Delete(indexKey(it.GSI1PK, it.GSI1SK, it.Key())); err != nil {
+			return err
+		}
+	}
+	if it.GSI2PK != "" {
+		if err := tx.Bucket(indexBucket[store.GSI2]).Delete(indexKey(it.GSI2PK, it.GSI2SK, it.Key())); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+// Package store is the narrow storage interface every resource talks to. It
+// models DynamoDB single-table semantics (partition and sort key, two
+// overloaded secondary indexes, conditional writes, transactions, atomic
+// counters) so that the embedded store (boltstore) and DynamoDB
+// (dynamostore) behave the same; storetest holds the suite both pass.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Key addresses one item.
+type Key struct{ PK, SK string }
+
+// Item is one stored record. Data is the record's JSON; Nums are numeric
+// attributes kept beside it so that they can be changed atomically (Add).
+type Item struct {
+	PK, SK         string
+	GSI1PK, GSI1SK string // optional secondary access path ("" = not indexed)
+	GSI2PK, GSI2SK string
+	// Version is written as given; writers pass old+1 and guard with IfVersion.
+	Version int64
+	Nums    map[string]int64
+	Data    []byte
+	// ExpiresAt (unix seconds, 0 = never) lets the store drop the item later
+	// (DynamoDB TTL); readers must not rely on the exact moment.
+	ExpiresAt int64
+}
+
+// Key returns the item's key.
+func (it *Item) Key() Key { return Key{it.PK, it.SK} }
+
+// Index names.
+const (
+	Table = ""
+	GSI1  = "GSI1"
+	GSI2  = "GSI2"
+)
+
+// Cond is a write condition on the item an Op targets.
+type Cond int
+
+const (
+	Always    Cond = iota
+	IfAbsent       // the item must not exist
+	IfPresent      // the item must exist
+	IfVersion      // the item must exist with Version == Op.Version
+)
+
+// OpKind says what an Op does.
+type OpKind int
+
+const (
+	OpPut    OpKind = iota // write Item whole
+	OpDelete               // delete Key
+	OpAdd                  // add Deltas to Nums of Key (creating it if absent, unless Cond says otherwise) and bump Version
+	OpCheck                // only check Cond on Key
+)
+
+// Op is one write of a transaction.
+type Op struct {
+	Kind    OpKind
+	Item    Item // OpPut
+	Key     Key  // OpDelete, OpAdd, OpCheck
+	Cond    Cond
+	Version int64            // for IfVersion
+	Deltas  map[string]int64 // OpAdd
+}
+
+// Put, Delete, Add and Check build Ops.
+func Put(it Item, c Cond, version int64) Op { return Op{Kind: OpPut, Item: it, Cond: c, Version: version} }
+func Delete(k Key, c Cond, version int64) Op {
+	return Op{Kind: OpDelete, Key: k, Cond: c, Version: version}
+}
+func Add(k Key, c Cond, deltas map[string]int64) Op {
+	return Op{Kind: OpAdd, Key: k, Cond: c, Deltas: deltas}
+}
+func Check(k Key, c Cond, version int64) Op {
+	return Op{Kind: OpCheck, Key: k, Cond: c, Version: version}
+}
+
+func (o *Op) key() Key {
+	if o.Kind == OpPut {
+		return o.Item.Key()
+	}
+	return o.Key
+}
+
+// TargetKey returns the key the op writes or checks.
+func (o *Op) TargetKey() Key { return o.key() }
+
+// Query reads one partition of the table or of an index, in sort-key order.
+type Query struct {
+	Index    string // Table, GSI1 or GSI2
+	PK       string
+	SKPrefix string // sort key begins with
+	// After and Before bound the sort key exclusively; "" means unbounded.
+	After, Before string
+	Desc          bool
+	Limit         int    // at most this many items per call; 0 means all
+	Cursor        string // from a previous call's next cursor
+}
+
+// Store is implemented by boltstore and dynamostore.
+type Store interface {
+	// Get reads one item; ErrNotFound when absent.
+	Get(ctx context.Context, k Key) (Item, error)
+	// Query returns one page of items and the cursor of the next page ("" at the end).
+	Query(ctx context.Context, q Query) (items []Item, next string, err error)
+	// Count counts the items a query matches (Limit and Cursor ignored).
+	Count(ctx context.Context, q Query) (int, error)
+	// Transact applies all ops or none (at most MaxTransactItems, on distinct
+	// keys). A failed condition returns a *ConditionError naming the op.
+	Transact(ctx context.Context, ops ...Op) error
+	// Add atomically adds deltas to an item's Nums, bumps its Version and
+	// returns the item as written.
+	Add(ctx context.Context, k Key, c Cond, deltas map[string]int64) (Item, error)
+	Close() error
+}
+
+// MaxTransactItems is DynamoDB's TransactWriteItems limit.
+const MaxTransactItems = 100
+
+var (
+	ErrNotFound        = errors.New("store: item not found")
+	ErrConditionFailed = errors.New("store: condition failed")
+)
+
+// ConditionError says which op of a transaction failed its condition.
+type ConditionError struct{ Index int }
+
+func (e *ConditionError) Error() string { return fmt.Sprintf("store: condition of op %d failed", e.Index) }
+func (e *ConditionError) Is(target error) bool { return target == ErrConditionFailed }
+
+// FailedOp returns the index of the op whose condition failed, or -1.
+func FailedOp(err error) int {
+	var ce *ConditionError
+	if errors.As(err, &ce) {
+		return ce.Index
+	}
+	return -1
+}
+
+// Validate checks the invariants both stores enforce before writing.
+func Validate(ops []Op) error {
+	if len(ops) == 0 || len(ops) > MaxTransactItems {
+		return fmt.Errorf("store: transaction of %d ops", len(ops))
+	}
+	seen := make(map[Key]struct{}, len(ops))
+	for i := range ops {
+		k := ops[i].key()
+		if k.PK == "" || k.SK == "" {
+			return fmt.Errorf("store: op %d has an empty key", i)
+		}
+		if _, dup := seen[k]; dup {
+			return fmt.Errorf("store: two ops on %s/%s", k.PK, k.SK)
+		}
+		seen[k] = struct{}{}
+	}
+	return nil
+}
