@@ -13,13 +13,13 @@ import (
 // Application error codes. The HTTP layer maps each to one status in a
 // single place (httpapi.StatusOf); nothing else chooses statuses.
 const (
-	ENOTFOUND     = "not_found"     // unknown path, id, or another app's record
-	EINVALID      = "invalid"       // validation failure: 422 with per-field messages
-	EBADREQUEST   = "bad_request"   // malformed request: 400
-	EUNAUTHORIZED = "unauthorized"  // missing or unknown token: 401
-	EFORBIDDEN    = "forbidden"     // missing scope or forbidden action: 403
-	ETOOLARGE     = "too_large"     // body over the size limit: 413
-	EINTERNAL     = "internal"      // anything unexpected: 500, details logged only
+	ENOTFOUND     = "not_found"    // unknown path, id, or another app's record
+	EINVALID      = "invalid"      // validation failure: 422 with per-field messages
+	EBADREQUEST   = "bad_request"  // malformed request: 400
+	EUNAUTHORIZED = "unauthorized" // missing or unknown token: 401
+	EFORBIDDEN    = "forbidden"    // missing scope or forbidden action: 403
+	ETOOLARGE     = "too_large"    // body over the size limit: 413
+	EINTERNAL     = "internal"     // anything unexpected: 500, details logged only
 )
 
 // Error is an application error. Message is safe to show to the client;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	_ "time/tzdata" // Lambda images may lack zoneinfo; shop zones must always resolve
 )
 
 // Shop is the one shop this deployment administers.

@@ -70,7 +70,9 @@ type Op struct {
 }
 
 // Put, Delete, Add and Check build Ops.
-func Put(it Item, c Cond, version int64) Op { return Op{Kind: OpPut, Item: it, Cond: c, Version: version} }
+func Put(it Item, c Cond, version int64) Op {
+	return Op{Kind: OpPut, Item: it, Cond: c, Version: version}
+}
 func Delete(k Key, c Cond, version int64) Op {
 	return Op{Kind: OpDelete, Key: k, Cond: c, Version: version}
 }
@@ -131,7 +133,9 @@ var (
 // ConditionError says which op of a transaction failed its condition.
 type ConditionError struct{ Index int }
 
-func (e *ConditionError) Error() string { return fmt.Sprintf("store: condition of op %d failed", e.Index) }
+func (e *ConditionError) Error() string {
+	return fmt.Sprintf("store: condition of op %d failed", e.Index)
+}
 func (e *ConditionError) Is(target error) bool { return target == ErrConditionFailed }
 
 // FailedOp returns the index of the op whose condition failed, or -1.

@@ -1,0 +1,25 @@
+# Two commands matter: `make run` (the local runner) and `make test` (everything CI checks).
+SHELL := /bin/bash
+GO ?= go
+CACHE := $(CURDIR)/.cache
+export GOFLAGS := -buildvcs=false
+
+.PHONY: run test vet unit emulators-test bench build clean
+
+run: ## serve every resource group on 127.0.0.1:$${PORT:-8080} over the embedded store
+	$(GO) run ./infra/localrunner
+
+test: vet ## vet, unit and handler tests on both stores, Lambda handler tests, template checks
+	bash infra/test.sh
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+bench: ## handler benchmarks and a loopback load run of the local runner
+	bash infra/bench.sh
+
+clean:
+	rm -rf .aws-sam bin
+
+include infra/sam.mk

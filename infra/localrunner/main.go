@@ -1,0 +1,126 @@
+// Command localrunner serves every resource group on one loopback port over
+// the embedded store (or DynamoDB with STORE=dynamodb): `make run`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	adminapi "github.com/storeadmin/adminapi"
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run() error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	deps, err := api.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer deps.Store.Close()
+	if err := loadSeed(ctx, cfg, deps.Store); err != nil {
+		return err
+	}
+
+	openapi, err := openAPIJSON()
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openapi)
+	})
+	mux.Handle("/", api.Handler(deps, api.Groups...))
+
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.Port))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	slog.Info("listening", "addr", "http://"+ln.Addr().String(), "store", cfg.Store)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Stop accepting, let requests in flight finish, then close the store (deferred).
+	slog.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// loadSeed loads SEED_FILE, or the demo shop into an empty store.
+func loadSeed(ctx context.Context, cfg config.Config, st store.Store) error {
+	if cfg.SeedFile != "" {
+		data, err := os.ReadFile(cfg.SeedFile)
+		if err != nil {
+			return err
+		}
+		_, sum, err := seed.Load(ctx, st, data)
+		if err != nil {
+			return err
+		}
+		slog.Info("seed loaded", "file", cfg.SeedFile, "written", sum.Written, "already_present", sum.Skipped)
+		return nil
+	}
+	if _, err := st.Get(ctx, auth.ShopKey); err == nil {
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	f, _, err := seed.Load(ctx, st, seed.Demo)
+	if err != nil {
+		return err
+	}
+	for _, a := range f.Apps {
+		// The demo tokens are public (they are in the repository); real tokens are never printed.
+		fmt.Fprintf(os.Stderr, "demo app %q: X-Service-Access-Token: %s\n", a.Name, a.AccessToken)
+	}
+	return nil
+}
+
+func openAPIJSON() ([]byte, error) {
+	var doc any
+	if err := yaml.Unmarshal(adminapi.OpenAPI, &doc); err != nil {
+		return nil, fmt.Errorf("docs/openapi.yaml: %w", err)
+	}
+	return json.Marshal(doc)
+}

@@ -1,0 +1,67 @@
+// Package api is the composition root: it lists the resource groups (one
+// Lambda function each), opens the configured store and builds the handler
+// a function or the local runner serves.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/redirects"
+	"github.com/storeadmin/adminapi/shared/scripttags"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/store/boltstore"
+	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+)
+
+// Group is a resource group: the routes one Lambda function serves. Name is
+// the function's directory under functions/ and its name in template.yaml.
+type Group struct {
+	Name   string
+	Routes func(*platform.Deps) []httpapi.Route
+}
+
+var (
+	Redirects  = Group{"redirects", redirects.Routes}
+	ScriptTags = Group{"script-tags", scripttags.Routes}
+)
+
+// Groups lists every group; the local runner serves them all on one port.
+var Groups = []Group{Redirects, ScriptTags}
+
+// Handler serves the given groups under the HTTP conventions.
+func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
+	var routes []httpapi.Route
+	for _, g := range groups {
+		routes = append(routes, g.Routes(d)...)
+	}
+	return httpapi.NewRouter(auth.NewIdentity(d.Store), routes)
+}
+
+// Open sets up logging and opens the configured store.
+func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &platform.Deps{Store: st, IDs: ids.New()}, nil
+}
+
+// OpenStore opens the embedded store or DynamoDB, as configured.
+func OpenStore(ctx context.Context, cfg config.Config) (store.Store, error) {
+	if cfg.Store == "dynamodb" {
+		client, err := dynamostore.NewClient(ctx, cfg.Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		return dynamostore.New(client, cfg.TableName), nil
+	}
+	return boltstore.Open(cfg.DataDir)
+}

@@ -1,0 +1,64 @@
+// Package config reads every environment variable the service uses, in one
+// place. README.md's configuration table lists the same variables.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+)
+
+// Config is the process configuration.
+type Config struct {
+	Port      int    // PORT: local runner listen port (127.0.0.1)
+	DataDir   string // DATA_DIR: embedded store directory
+	Store     string // STORE: "embedded" (default for the runner) or "dynamodb"
+	TableName string // TABLE_NAME: the DynamoDB table
+	Endpoint  string // AWS_ENDPOINT_URL: DynamoDB endpoint override (emulators)
+	SeedFile  string // SEED_FILE: seed loaded by the local runner at start
+	LogLevel  slog.Level
+}
+
+// FromEnv reads the configuration; defaults suit the local runner, and
+// Lambda functions (which always set TABLE_NAME) use DynamoDB.
+func FromEnv() (Config, error) {
+	c := Config{
+		Port:      8080,
+		DataDir:   env("DATA_DIR", "./.data"),
+		TableName: os.Getenv("TABLE_NAME"),
+		Endpoint:  os.Getenv("AWS_ENDPOINT_URL"),
+		SeedFile:  os.Getenv("SEED_FILE"),
+	}
+	if s := os.Getenv("PORT"); s != "" {
+		p, err := strconv.Atoi(s)
+		if err != nil || p < 0 || p > 65535 {
+			return c, fmt.Errorf("config: PORT %q is not a port number", s)
+		}
+		c.Port = p
+	}
+	c.Store = env("STORE", "embedded")
+	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		c.Store = "dynamodb"
+	}
+	switch c.Store {
+	case "embedded":
+	case "dynamodb":
+		if c.TableName == "" {
+			return c, fmt.Errorf("config: STORE=dynamodb needs TABLE_NAME")
+		}
+	default:
+		return c, fmt.Errorf("config: STORE must be embedded or dynamodb, not %q", c.Store)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
+		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)
+	}
+	return c, nil
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"sync"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+)
+
+const missingWrapper = "Required parameter missing or invalid"
+
+// Decode reads a request body of the form {"<wrapper>": {...}} into dst.
+// Malformed JSON is 400, a missing or non-object wrapper is 400 naming it,
+// a field of the wrong JSON type is 422 naming the field, an oversized body
+// is 413. Unknown fields are ignored.
+func Decode(r *http.Request, wrapper string, dst any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) { // a non-object document falls through to the wrapper error
+			return admin.Errorf(admin.EBADREQUEST, "malformed JSON in the request body: %s", syntaxMessage(err))
+		}
+	}
+	raw := bytes.TrimLeft(top[wrapper], " \t\r\n")
+	if len(raw) == 0 || raw[0] != '{' {
+		return &admin.Error{Code: admin.EBADREQUEST, Plain: map[string]string{wrapper: missingWrapper}}
+	}
+	return DecodeObject(raw, dst)
+}
+
+// DecodeObject unmarshals one JSON object, turning type mismatches into 422
+// errors that name the field.
+func DecodeObject(raw []byte, dst any) error {
+	err := json.Unmarshal(raw, dst)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := typeErr.Field
+		if field == "" {
+			field = "base"
+		}
+		return admin.Invalid(field, "must be "+kindName(typeErr.Type))
+	}
+	var fieldErr *FieldError
+	if errors.As(err, &fieldErr) {
+		return admin.Invalid(fieldErr.Field, fieldErr.Message)
+	}
+	return admin.Errorf(admin.EBADREQUEST, "malformed JSON in the request body: %s", syntaxMessage(err))
+}
+
+// FieldError lets a custom UnmarshalJSON reject a value with a message.
+type FieldError struct{ Field, Message string }
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Message }
+
+func syntaxMessage(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	return "unexpected content"
+}
+
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// WriteJSON writes v as the response body with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); bufPool.Put(buf) }()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		buf.Reset()
+		buf.WriteString(`{"errors":"Internal Server Error"}`)
+		status = http.StatusInternalServerError
+	}
+	writeBody(w, status, buf.Bytes())
+}
+
+func writeBody(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// WriteOne writes {"<wrapper>": v}, restricted to fields when given.
+func WriteOne(w http.ResponseWriter, status int, wrapper string, v any, fields Fields) error {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); bufPool.Put(buf) }()
+	buf.WriteString(`{"`)
+	buf.WriteString(wrapper)
+	buf.WriteString(`":`)
+	if err := fields.encode(buf, v); err != nil {
+		return err
+	}
+	buf.WriteString("}\n")
+	writeBody(w, status, buf.Bytes())
+	return nil
+}
+
+// WriteList writes {"<wrapper>": [items...]}, each restricted to fields.
+func WriteList[T any](w http.ResponseWriter, wrapper string, items []T, fields Fields) error {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); bufPool.Put(buf) }()
+	buf.WriteString(`{"`)
+	buf.WriteString(wrapper)
+	buf.WriteString(`":[`)
+	for i := range items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := fields.encode(buf, &items[i]); err != nil {
+			return err
+		}
+	}
+	buf.WriteString("]}\n")
+	writeBody(w, http.StatusOK, buf.Bytes())
+	return nil
+}
+
+// WriteCount writes {"count": n}.
+func WriteCount(w http.ResponseWriter, n int) error {
+	writeBody(w, http.StatusOK, []byte(`{"count":`+strconv.Itoa(n)+"}\n"))
+	return nil
+}
+
+// WriteDeleted writes the 200 {} of a successful delete.
+func WriteDeleted(w http.ResponseWriter) error {
+	writeBody(w, http.StatusOK, []byte("{}\n"))
+	return nil
+}

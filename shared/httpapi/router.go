@@ -1,0 +1,160 @@
+// Package httpapi implements the HTTP conventions of spec part 1 once: the
+// .json routing, authentication and scopes, request ids, JSON bodies and
+// errors, paging, fields and date filters. Resource packages declare Routes
+// and call these helpers; they never write headers or error bodies themselves.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+)
+
+// HandlerFunc serves one route. It writes its success response with
+// WriteJSON (or a helper built on it) and returns failures as errors.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Route is one endpoint: Path is the public path with its .json suffix and
+// {name} wildcards, as in the spec and in docs/openapi.yaml.
+type Route struct {
+	Method  string
+	Path    string
+	Scope   admin.Scope
+	Handler HandlerFunc
+	// MaxBody overrides DefaultMaxBody for requests with large payloads.
+	MaxBody int64
+}
+
+// DefaultMaxBody is the request body limit unless a route sets its own.
+const DefaultMaxBody = 1 << 20
+
+// Identity resolves who is calling and for which shop.
+type Identity interface {
+	// AppByToken returns the app holding token, or an error with code
+	// EUNAUTHORIZED when there is none.
+	AppByToken(ctx context.Context, token string) (*admin.App, error)
+	Shop(ctx context.Context) (*admin.Shop, error)
+}
+
+// TokenHeader carries the access token (matched in any case, as all headers are).
+const TokenHeader = "X-Service-Access-Token"
+
+// Router serves a set of routes under the conventions.
+type Router struct {
+	mux      *http.ServeMux
+	identity Identity
+	routes   []Route
+}
+
+// NewRouter builds the handler for routes. Every route requires a token.
+func NewRouter(identity Identity, routes []Route) *Router {
+	rt := &Router{mux: http.NewServeMux(), identity: identity, routes: routes}
+	for i := range routes {
+		route := routes[i]
+		pattern, ok := strings.CutSuffix(route.Path, ".json")
+		if !ok {
+			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
+		}
+		rt.mux.Handle(route.Method+" "+pattern, rt.wrap(&route))
+	}
+	// Everything else, a known path with another method included, is 404.
+	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+	return rt
+}
+
+// Routes returns the routes served, for documentation and template checks.
+func (rt *Router) Routes() []Route { return rt.routes }
+
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := newRequestID()
+	w.Header().Set("X-Request-Id", id)
+	r = r.WithContext(admin.WithRequestID(r.Context(), id))
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+		}
+	}()
+	stripped, ok := strings.CutSuffix(r.URL.Path, ".json")
+	if !ok {
+		Error(w, r, admin.NotFound)
+		return
+	}
+	// Route on the path without .json so that {id} wildcards are whole segments.
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = stripped, ""
+	r2.URL = &u
+	rt.mux.ServeHTTP(w, r2)
+}
+
+func (rt *Router) wrap(route *Route) http.Handler {
+	max := route.MaxBody
+	if max == 0 {
+		max = DefaultMaxBody
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, err := rt.authorize(r, route)
+		if err == nil {
+			if r.ContentLength > max {
+				err = errTooLarge
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, max)
+				r = r.WithContext(ctx)
+				err = route.Handler(w, r)
+			}
+		}
+		if err != nil {
+			Error(w, r, err)
+		}
+		if slog.Default().Enabled(ctx, slog.LevelDebug) {
+			slog.DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
+				"route", route.Path, "duration", time.Since(start))
+		}
+	})
+}
+
+// authorize authenticates the token and checks the scope; the context it
+// returns carries the app and the shop.
+func (rt *Router) authorize(r *http.Request, route *Route) (context.Context, error) {
+	ctx := r.Context()
+	token := r.Header.Get(TokenHeader)
+	if token == "" {
+		return ctx, errUnauthorized
+	}
+	app, err := rt.identity.AppByToken(ctx, token)
+	if err != nil {
+		return ctx, err
+	}
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead
+	if !app.Allows(route.Scope, write) {
+		name := "read_" + string(route.Scope)
+		if write {
+			name = "write_" + string(route.Scope)
+		}
+		return ctx, errScope(name)
+	}
+	shop, err := rt.identity.Shop(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	return admin.WithShop(admin.WithApp(ctx, app), shop), nil
+}
+
+func newRequestID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,15 @@
+// Package platform carries the dependencies every resource group is built
+// from. Resource packages take a *Deps and return their routes, so a new
+// resource needs no change here unless it needs a new kind of dependency.
+package platform
+
+import (
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Deps are created once per process (once per Lambda container).
+type Deps struct {
+	Store store.Store
+	IDs   *ids.Generator
+}

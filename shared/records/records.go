@@ -1,0 +1,222 @@
+// Package records holds the item conventions every resource shares on top
+// of the store: id sort keys, creation with a fresh id, sharded counters
+// for unfiltered counts, filtered paging, and optimistic updates.
+package records
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// IDSK is the sort key of a record id: zero-padded so that byte order is
+// numeric order.
+func IDSK(id int64) string {
+	var b [16]byte
+	s := strconv.AppendInt(b[:0], id, 10)
+	out := make([]byte, 16)
+	for i := range out {
+		out[i] = '0'
+	}
+	copy(out[16-len(s):], s)
+	return string(out)
+}
+
+// ParseIDSK is the inverse of IDSK.
+func ParseIDSK(sk string) (int64, error) { return strconv.ParseInt(sk, 10, 64) }
+
+// Counter shards: unfiltered counts read CountShards small items instead of
+// every record, and no single item is written by every create.
+const CountShards = 8
+
+func shardKey(partition string, shard int) store.Key {
+	return store.Key{PK: "count#" + partition, SK: strconv.Itoa(shard)}
+}
+
+// CountOp adjusts the count of a partition by delta, on a random shard.
+func CountOp(partition string, delta int64) store.Op {
+	return store.Add(shardKey(partition, rand.IntN(CountShards)), store.Always, map[string]int64{"n": delta})
+}
+
+// Count returns the number of records in a partition: one Query of its shards.
+func Count(ctx context.Context, st store.Store, partition string) (int, error) {
+	items, _, err := st.Query(ctx, store.Query{PK: "count#" + partition})
+	if err != nil {
+		return 0, err
+	}
+	n := int64(0)
+	for _, it := range items {
+		n += it.Nums["n"]
+	}
+	return int(n), nil
+}
+
+// Encode marshals a record for Item.Data.
+func Encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("records: encode %T: %v", v, err)) // records are plain structs
+	}
+	return b
+}
+
+// Decode unmarshals Item.Data.
+func Decode(it *store.Item, v any) error {
+	if err := json.Unmarshal(it.Data, v); err != nil {
+		return fmt.Errorf("records: decode %s/%s: %w", it.PK, it.SK, err)
+	}
+	return nil
+}
+
+// Create commits the ops build returns for a fresh id. The first op must be
+// the IfAbsent put of the record itself: if another process drew the same id
+// it fails, and Create tries again with a new one. Any other failed
+// condition is returned for the caller to explain (a taken handle, say).
+func Create(ctx context.Context, st store.Store, gen *ids.Generator, build func(id int64) ([]store.Op, error)) (int64, error) {
+	for attempt := 0; ; attempt++ {
+		id := gen.Next()
+		ops, err := build(id)
+		if err != nil {
+			return 0, err
+		}
+		err = st.Transact(ctx, ops...)
+		if store.FailedOp(err) == 0 && attempt < 3 {
+			continue
+		}
+		return id, err
+	}
+}
+
+// Matcher reports whether a stored record passes a list's filters.
+type Matcher func(it *store.Item) (bool, error)
+
+// List reads the records of q that match, skipping offset matches and
+// returning at most limit. Without a matcher it reads only what it returns
+// (plus the skipped offset); with one, every item it passes over.
+func List(ctx context.Context, st store.Store, q store.Query, match Matcher, offset, limit int) ([]store.Item, error) {
+	out := make([]store.Item, 0, min(limit, 64))
+	q.Limit = limit + offset
+	if match != nil || q.Limit > 1000 {
+		q.Limit = max(limit, 100)
+	}
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			if match != nil {
+				ok, err := match(&items[i])
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			if offset > 0 {
+				offset--
+				continue
+			}
+			out = append(out, items[i])
+			if len(out) == limit {
+				return out, nil
+			}
+		}
+		if next == "" {
+			return out, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// CountMatching counts the records of q that match; with no matcher it is
+// the store's count of the partition range.
+func CountMatching(ctx context.Context, st store.Store, q store.Query, match Matcher) (int, error) {
+	if match == nil {
+		return st.Count(ctx, q)
+	}
+	n := 0
+	q.Limit = 500
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		for i := range items {
+			ok, err := match(&items[i])
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				n++
+			}
+		}
+		if next == "" {
+			return n, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// Get reads one record by key into v; a missing item is admin.NotFound.
+func Get(ctx context.Context, st store.Store, k store.Key, v any) (store.Item, error) {
+	it, err := st.Get(ctx, k)
+	if errors.Is(err, store.ErrNotFound) {
+		return it, admin.NotFound
+	}
+	if err != nil {
+		return it, err
+	}
+	return it, Decode(&it, v)
+}
+
+// Update reads the record at k, lets change modify it and returns the ops to
+// commit, and commits them; when a concurrent writer got there first
+// (the record's version moved) it starts over, so changes never interleave.
+// The first op returned must be the IfVersion put of the record.
+func Update(ctx context.Context, st store.Store, k store.Key, change func(it *store.Item) ([]store.Op, error)) error {
+	for attempt := 0; ; attempt++ {
+		it, err := st.Get(ctx, k)
+		if errors.Is(err, store.ErrNotFound) {
+			return admin.NotFound
+		}
+		if err != nil {
+			return err
+		}
+		ops, err := change(&it)
+		if err != nil {
+			return err
+		}
+		err = st.Transact(ctx, ops...)
+		if store.FailedOp(err) == 0 && attempt < 10 {
+			continue
+		}
+		return err
+	}
+}
+
+// PutNext is the IfVersion put of an updated item, bumping its version.
+func PutNext(it store.Item) store.Op {
+	old := it.Version
+	it.Version++
+	return store.Put(it, store.IfVersion, old)
+}
+
+// DecodeAll decodes the Data of each item.
+func DecodeAll[T any](items []store.Item) ([]T, error) {
+	out := make([]T, len(items))
+	for i := range items {
+		if err := Decode(&items[i], &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,128 @@
+package scripttags_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+)
+
+func body(fields map[string]any) map[string]any { return map[string]any{"script_tag": fields} }
+
+func create(t *testing.T, e *apitest.Env, token, src string) map[string]any {
+	t.Helper()
+	return e.DoAs(token, "POST", "/web/script_tags.json", body(map[string]any{"event": "onload", "src": src})).
+		Expect(t, http.StatusCreated).Object(t, "script_tag")
+}
+
+func TestScriptTags(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		t.Run("create defaults and timestamps in the shop's zone", func(t *testing.T) {
+			tag := create(t, e, apitest.DemoToken, "https://djavaskripped.org/fancy.js")
+			if tag["display_scope"] != "all" || tag["event"] != "onload" || tag["src"] != "https://djavaskripped.org/fancy.js" {
+				t.Fatalf("got %v", tag)
+			}
+			created, err := time.Parse(time.RFC3339, tag["created_at"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The demo shop is in America/New_York: the offset is -04:00 or -05:00.
+			if _, off := created.Zone(); off != -4*3600 && off != -5*3600 {
+				t.Fatalf("created_at %s not in the shop's zone", tag["created_at"])
+			}
+			if tag["created_at"] != tag["updated_at"] {
+				t.Fatalf("updated_at %v != created_at %v", tag["updated_at"], tag["created_at"])
+			}
+		})
+		t.Run("validation", func(t *testing.T) {
+			cases := []struct {
+				in   map[string]any
+				want string
+			}{
+				{map[string]any{}, `{"errors":{"event":["can't be blank"],"src":["can't be blank"]}}`},
+				{map[string]any{"event": "onload", "src": "http://insecure.example.com/a.js"}, `{"errors":{"src":["Source must be secure (HTTPS)"]}}`},
+				{map[string]any{"event": "onclick", "src": "https://example.com/a.js"}, `{"errors":{"event":["is not included in the list"]}}`},
+				{map[string]any{"event": "onload", "src": "https://example.com/a.js", "display_scope": "everywhere"}, `{"errors":{"display_scope":["is not included in the list"]}}`},
+			}
+			for _, c := range cases {
+				res := e.Do("POST", "/web/script_tags.json", body(c.in)).Expect(t, 422)
+				if strings.TrimSpace(string(res.Body)) != c.want {
+					t.Errorf("%v: got %s, want %s", c.in, res.Body, c.want)
+				}
+			}
+		})
+		t.Run("update moves updated_at and keeps validation", func(t *testing.T) {
+			tag := create(t, e, apitest.DemoToken, "https://example.com/old.js")
+			path := fmt.Sprintf("/web/script_tags/%d.json", int64(tag["id"].(float64)))
+			time.Sleep(1100 * time.Millisecond) // timestamps have second precision
+			up := e.Do("PUT", path, body(map[string]any{"src": "https://example.com/new.js"})).Expect(t, 200).Object(t, "script_tag")
+			if up["src"] != "https://example.com/new.js" || up["updated_at"] == tag["updated_at"] || up["created_at"] != tag["created_at"] {
+				t.Fatalf("update: before %v after %v", tag, up)
+			}
+			e.Do("PUT", path, body(map[string]any{"src": "http://example.com/x.js"})).Expect(t, 422)
+			if got := e.Do("GET", path, nil).Expect(t, 200).Object(t, "script_tag"); got["src"] != "https://example.com/new.js" {
+				t.Fatalf("a rejected update changed the tag: %v", got)
+			}
+		})
+	}, api.ScriptTags)
+}
+
+// Script tags belong to their app: others cannot see, change or delete them.
+func TestScriptTagsAreAppScoped(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		mine := create(t, e, apitest.DemoToken, "https://example.com/mine.js")
+		path := fmt.Sprintf("/web/script_tags/%d.json", int64(mine["id"].(float64)))
+		other := apitest.ReadOnlyToken
+		e.DoAs(other, "GET", path, nil).Expect(t, 404)
+		if l := e.DoAs(other, "GET", "/web/script_tags.json", nil).Expect(t, 200).List(t, "script_tags"); len(l) != 0 {
+			t.Fatalf("another app's list shows %v", l)
+		}
+		if c := e.DoAs(other, "GET", "/web/script_tags/count.json", nil).Expect(t, 200).JSON(t)["count"]; c != 0.0 {
+			t.Fatalf("another app's count %v", c)
+		}
+		// The read-only app lacks write_script_tags: 403 names the scope.
+		res := e.DoAs(other, "DELETE", path, nil).Expect(t, 403)
+		if strings.TrimSpace(string(res.Body)) != `{"errors":"[API] This action requires merchant approval for write_script_tags scope."}` {
+			t.Fatalf("403 body %s", res.Body)
+		}
+		e.Do("GET", path, nil).Expect(t, 200)
+	}, api.ScriptTags)
+}
+
+func TestScriptTagFilters(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		a := create(t, e, apitest.DemoToken, "https://example.com/a.js")
+		create(t, e, apitest.DemoToken, "https://example.com/b.js")
+		create(t, e, apitest.DemoToken, "https://example.com/a.js")
+		if l := e.Do("GET", "/web/script_tags.json?src="+url.QueryEscape("https://example.com/a.js"), nil).Expect(t, 200).List(t, "script_tags"); len(l) != 2 {
+			t.Fatalf("src filter: %v", l)
+		}
+		if c := e.Do("GET", "/web/script_tags/count.json?src="+url.QueryEscape("https://example.com/b.js"), nil).JSON(t)["count"]; c != 1.0 {
+			t.Fatalf("src count %v", c)
+		}
+		if c := e.Do("GET", "/web/script_tags/count.json", nil).JSON(t)["count"]; c != 3.0 {
+			t.Fatalf("count %v", c)
+		}
+		created, _ := time.Parse(time.RFC3339, a["created_at"].(string))
+		before := created.Add(-time.Hour).Format(time.RFC3339)
+		after := created.Add(time.Hour).Format(time.RFC3339)
+		if l := e.Do("GET", "/web/script_tags.json?created_at_min="+url.QueryEscape(before), nil).Expect(t, 200).List(t, "script_tags"); len(l) != 3 {
+			t.Fatalf("created_at_min: %v", l)
+		}
+		if l := e.Do("GET", "/web/script_tags.json?created_at_min="+url.QueryEscape(after), nil).Expect(t, 200).List(t, "script_tags"); len(l) != 0 {
+			t.Fatalf("created_at_min in the future: %v", l)
+		}
+		if l := e.Do("GET", "/web/script_tags.json?updated_at_max="+url.QueryEscape(before), nil).Expect(t, 200).List(t, "script_tags"); len(l) != 0 {
+			t.Fatalf("updated_at_max in the past: %v", l)
+		}
+		e.Do("GET", "/web/script_tags.json?created_at_min=yesterday", nil).Expect(t, 400)
+		if l := e.Do("GET", "/web/script_tags.json?fields=src", nil).Expect(t, 200).List(t, "script_tags"); len(l[0].(map[string]any)) != 1 {
+			t.Fatalf("fields: %v", l)
+		}
+	}, api.ScriptTags)
+}
