@@ -84,11 +84,18 @@ EOF
 
 start() {
 	mkdir -p "$DIR"
+	if status 2>/dev/null; then
+		return
+	fi
+	# Serialise concurrent starts. The server must not inherit fd 9 (see
+	# 9>&- below), or it would hold the lock for its whole life.
 	exec 9>"$DIR/lock"
-	flock 9
+	if ! flock -w 300 9; then
+		log "timed out waiting for $DIR/lock"
+		return 1
+	fi
 	local pid
-	if pid=$(running_pid) && [ -f "$URLFILE" ] && answers "$(cat "$URLFILE")"; then
-		cat "$URLFILE"
+	if status 2>/dev/null; then
 		return
 	fi
 	fetch
@@ -103,7 +110,7 @@ start() {
 		setsid java -Djava.library.path="$DIR/lib" -cp "$DIR/lib/*" \
 			software.amazon.dynamodb.services.local.main.ServerRunner \
 			-inMemory -port "$port" -disableTelemetry \
-			</dev/null >"$LOG" 2>&1 &
+			</dev/null >"$LOG" 2>&1 9>&- &
 		pid=$!
 		echo "$pid" >"$PIDFILE"
 		local i

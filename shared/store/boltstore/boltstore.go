@@ -167,7 +167,10 @@ func (s *Store) scan(tx *bolt.Tx, q store.Query, countOnly bool, count *int) ([]
 	case !q.Desc:
 		start := prefix
 		if q.After != "" {
-			start = append(append([]byte{}, part...), q.After...)
+			// After may lie below the prefix range: start at the greater.
+			if a := append(append([]byte{}, part...), q.After...); bytes.Compare(a, start) > 0 {
+				start = a
+			}
 		}
 		k, v = c.Seek(start)
 	case cursor != nil:
@@ -180,7 +183,10 @@ func (s *Store) scan(tx *bolt.Tx, q store.Query, countOnly bool, count *int) ([]
 		// Seek past the last key that can match, then step back.
 		end := append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff)
 		if q.Before != "" {
-			end = append(append([]byte{}, part...), q.Before...)
+			// Before may lie above the prefix range: end at the lesser.
+			if b := append(append([]byte{}, part...), q.Before...); bytes.Compare(b, end) < 0 {
+				end = b
+			}
 		}
 		k, v = c.Seek(end)
 		if k == nil {
@@ -255,8 +261,11 @@ func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
 
 func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
 	var out store.Item
+	op := store.Add(k, c, deltas)
+	if err := store.Validate([]store.Op{op}); err != nil {
+		return out, err
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		op := store.Add(k, c, deltas)
 		if err := s.apply(tx, 0, &op); err != nil {
 			return err
 		}

@@ -1,0 +1,64 @@
+# AWS SAM build targets, included by the Makefile.
+#
+# `sam build` builds every function of template.yaml with BuildMethod
+# makefile: it runs `make build-<LogicalId>` with ARTIFACTS_DIR set, and the
+# target leaves the function's `bootstrap` executable (provided.al2023, arm64)
+# there. `make build` cross-compiles the same binaries into bin/<dir>/bootstrap;
+# `make template-check` lints template.yaml and runs `sam build` (no Docker
+# needed) in a pinned Python virtual environment under .cache/venv.
+
+GO ?= go
+CACHE ?= $(CURDIR)/.cache
+
+# Functions: template.yaml logical id = directory under functions/. A new
+# resource group needs one line here (and its function in template.yaml);
+# shared/api/template_test.go checks both against api.Groups.
+SAM_FUNCTIONS := \
+	RedirectsFunction=functions/redirects \
+	ScriptTagsFunction=functions/script-tags
+
+SAM_CLI_VERSION := 1.170.0
+CFN_LINT_VERSION := 1.58.0
+VENV := $(CACHE)/venv
+VENV_STAMP := $(VENV)/.stamp-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)
+SAM_BUILD_DIR := $(CACHE)/sam-build
+
+# Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
+# runtime API directly), no paths or symbol tables.
+LAMBDA_GO_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
+
+sam_function_id = $(word 1,$(subst =, ,$(1)))
+sam_function_dir = $(word 2,$(subst =, ,$(1)))
+SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
+
+.PHONY: venv template-check build sam-force
+
+# build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set.
+define sam_build_target
+.PHONY: build-$(1)
+build-$(1):
+	@test -n "$$(ARTIFACTS_DIR)" || { echo "build-$(1): ARTIFACTS_DIR is not set (run by sam build)" >&2; exit 1; }
+	$$(LAMBDA_GO_BUILD) -o "$$(ARTIFACTS_DIR)/bootstrap" ./$(2)
+endef
+$(foreach f,$(SAM_FUNCTIONS),$(eval $(call sam_build_target,$(call sam_function_id,$(f)),$(call sam_function_dir,$(f)))))
+
+build: $(patsubst functions/%,bin/%/bootstrap,$(SAM_FUNCTION_DIRS)) ## cross-compile every function into bin/<dir>/bootstrap
+
+# go decides what is up to date, so always ask it.
+bin/%/bootstrap: sam-force
+	$(LAMBDA_GO_BUILD) -o $@ ./functions/$*
+
+sam-force:
+
+venv: $(VENV_STAMP) ## Python tools of template-check (aws-sam-cli, cfn-lint), pinned
+
+$(VENV_STAMP):
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION)
+	touch $@
+
+# --build-in-source: make runs in the repository instead of a scratch copy of
+# it (CodeUri is the repository root, .cache included).
+template-check: $(VENV_STAMP) ## lint template.yaml and sam build it
+	$(VENV)/bin/cfn-lint template.yaml
+	SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build --template-file template.yaml --build-dir $(SAM_BUILD_DIR) --build-in-source --no-cached

@@ -1,0 +1,1149 @@
+package api_test
+
+// The OpenAPI document (docs/openapi.yaml) is checked two ways here:
+//
+//   - TestOpenAPIRoutes: its operations are exactly the routes every group
+//     serves, with the route's scope in x-scope, and the document is well
+//     formed (references resolve, path parameters declared, JSON-convertible
+//     as the local runner serves it).
+//   - TestOpenAPIScenario: real requests through api.Handler on a seeded
+//     embedded store; every response must have a status the operation
+//     documents, Content-Type application/json and a body valid against the
+//     documented schema. Every status an operation documents (but 500) must be
+//     exercised at least once.
+//
+// The schema validator below supports the JSON Schema subset the document
+// uses and rejects any other keyword, so the document cannot silently rely on
+// something that is not checked. Schemas named <Name>Fields are the forms of
+// <Name> restricted by the fields query parameter: responses to requests
+// without fields must match the whole resource.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"mime"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	adminapi "github.com/storeadmin/adminapi"
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/seed"
+)
+
+// ---------------------------------------------------------------------------
+// The document.
+
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+type openAPI struct {
+	root map[string]any
+	ops  []*operation
+}
+
+type operation struct {
+	method   string // upper case
+	path     string // template, such as /web/redirects/{id}.json
+	id       string // operationId
+	obj      map[string]any
+	params   []map[string]any // path-item and operation parameters, dereferenced
+	re       *regexp.Regexp
+	names    []string // path parameter names, in order
+	literals int      // length of the template without its parameters
+}
+
+// loadOpenAPI parses the embedded document and converts it to the generic
+// JSON form (map[string]any, json.Number), as the local runner serves it.
+func loadOpenAPI(t testing.TB) *openAPI {
+	t.Helper()
+	var raw any
+	if err := yaml.Unmarshal(adminapi.OpenAPI, &raw); err != nil {
+		t.Fatalf("docs/openapi.yaml: %v", err)
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatalf("docs/openapi.yaml does not convert to JSON (quote non-string keys such as status codes): %v", err)
+	}
+	root, ok := decodeJSON(b).(map[string]any)
+	if !ok {
+		t.Fatal("docs/openapi.yaml: not an object")
+	}
+	doc := &openAPI{root: root}
+	paths, _ := root["paths"].(map[string]any)
+	for _, path := range sortedKeys(paths) {
+		item, _ := paths[path].(map[string]any)
+		var shared []map[string]any
+		for _, p := range asSlice(item["parameters"]) {
+			shared = append(shared, doc.deref(p))
+		}
+		for _, m := range httpMethods {
+			obj, ok := item[m].(map[string]any)
+			if !ok {
+				continue
+			}
+			op := &operation{method: strings.ToUpper(m), path: path, obj: obj}
+			op.id, _ = obj["operationId"].(string)
+			op.params = append(op.params, shared...)
+			for _, p := range asSlice(obj["parameters"]) {
+				op.params = append(op.params, doc.deref(p))
+			}
+			op.compile()
+			doc.ops = append(doc.ops, op)
+		}
+	}
+	return doc
+}
+
+var paramRE = regexp.MustCompile(`\{([^{}/]+)\}`)
+
+func (op *operation) compile() {
+	var b strings.Builder
+	b.WriteString("^")
+	last := 0
+	for _, m := range paramRE.FindAllStringSubmatchIndex(op.path, -1) {
+		b.WriteString(regexp.QuoteMeta(op.path[last:m[0]]))
+		b.WriteString("([^/]+)")
+		op.names = append(op.names, op.path[m[2]:m[3]])
+		op.literals += m[0] - last
+		last = m[1]
+	}
+	b.WriteString(regexp.QuoteMeta(op.path[last:]))
+	b.WriteString("$")
+	op.literals += len(op.path) - last
+	op.re = regexp.MustCompile(b.String())
+}
+
+// find returns the operation serving method and path, preferring the most
+// specific template (count.json over {id}.json), as the router does, and the
+// values of its path parameters.
+func (d *openAPI) find(method, path string) (*operation, map[string]string) {
+	var best *operation
+	var vals map[string]string
+	for _, op := range d.ops {
+		if op.method != method {
+			continue
+		}
+		m := op.re.FindStringSubmatch(path)
+		if m == nil || (best != nil && op.literals <= best.literals) {
+			continue
+		}
+		best, vals = op, map[string]string{}
+		for i, n := range op.names {
+			vals[n] = m[i+1]
+		}
+	}
+	return best, vals
+}
+
+// deref follows $ref of a parameter, response or request body.
+func (d *openAPI) deref(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	for i := 0; i < 10 && m != nil; i++ {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		target, err := d.resolve(ref)
+		if err != nil {
+			return nil
+		}
+		m, _ = target.(map[string]any)
+	}
+	return m
+}
+
+// resolve follows a local JSON pointer such as #/components/schemas/Redirect.
+func (d *openAPI) resolve(ref string) (any, error) {
+	rest, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, fmt.Errorf("$ref %q is not a local reference", ref)
+	}
+	var cur any = d.root
+	for _, tok := range strings.Split(rest, "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, fmt.Errorf("$ref %q does not resolve", ref)
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, fmt.Errorf("$ref %q does not resolve", ref)
+			}
+			cur = c[i]
+		default:
+			return nil, fmt.Errorf("$ref %q does not resolve", ref)
+		}
+	}
+	return cur, nil
+}
+
+func (d *openAPI) schema(name string) any {
+	s, err := d.resolve("#/components/schemas/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// ---------------------------------------------------------------------------
+// Routes against the document.
+
+func TestOpenAPIRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+
+	if v := doc.root["openapi"]; v != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", v)
+	}
+
+	type served struct{ scope string }
+	routes := map[string]served{}
+	for _, g := range api.Groups {
+		for _, r := range g.Routes(&platform.Deps{}) {
+			key := r.Method + " " + r.Path
+			if _, dup := routes[key]; dup {
+				t.Errorf("route %s is served twice", key)
+			}
+			routes[key] = served{string(r.Scope)}
+		}
+	}
+	documented := map[string]*operation{}
+	for _, op := range doc.ops {
+		documented[op.method+" "+op.path] = op
+	}
+	var missing, extra []string
+	for key := range routes {
+		if documented[key] == nil {
+			missing = append(missing, key)
+		}
+	}
+	for key := range documented {
+		if _, ok := routes[key]; !ok {
+			extra = append(extra, key)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 {
+		t.Errorf("routes served but not in docs/openapi.yaml:\n  %s", strings.Join(missing, "\n  "))
+	}
+	if len(extra) > 0 {
+		t.Errorf("operations in docs/openapi.yaml that no group serves:\n  %s", strings.Join(extra, "\n  "))
+	}
+	for key, r := range routes {
+		op := documented[key]
+		if op == nil {
+			continue
+		}
+		scope, ok := op.obj["x-scope"].(string)
+		if !ok {
+			t.Errorf("%s: no x-scope (want %q)", key, r.scope)
+		} else if scope != r.scope {
+			t.Errorf("%s: x-scope %q, route scope %q", key, scope, r.scope)
+		}
+	}
+
+	// Global security: the access token header.
+	schemes, _ := doc.root["components"].(map[string]any)["securitySchemes"].(map[string]any)
+	sec := asSlice(doc.root["security"])
+	if len(sec) != 1 {
+		t.Errorf("security: want one global requirement, got %v", doc.root["security"])
+	}
+	for _, req := range sec {
+		for name := range req.(map[string]any) {
+			s, _ := schemes[name].(map[string]any)
+			if s["type"] != "apiKey" || s["in"] != "header" || !strings.EqualFold(fmt.Sprint(s["name"]), httpapi.TokenHeader) {
+				t.Errorf("security scheme %q = %v, want an apiKey in header %s", name, s, httpapi.TokenHeader)
+			}
+		}
+	}
+
+	ids := map[string]bool{}
+	for _, op := range doc.ops {
+		where := op.method + " " + op.path
+		if op.id == "" || ids[op.id] {
+			t.Errorf("%s: operationId %q missing or not unique", where, op.id)
+		}
+		ids[op.id] = true
+		// Path parameters: declared exactly for the template's wildcards.
+		var declared []string
+		for _, p := range op.params {
+			if p == nil {
+				t.Errorf("%s: a parameter reference does not resolve", where)
+				continue
+			}
+			if p["in"] == "path" {
+				declared = append(declared, fmt.Sprint(p["name"]))
+				if p["required"] != true {
+					t.Errorf("%s: path parameter %v must be required", where, p["name"])
+				}
+			}
+			if p["schema"] == nil {
+				t.Errorf("%s: parameter %v has no schema", where, p["name"])
+			}
+		}
+		names := slices.Clone(op.names)
+		slices.Sort(names)
+		slices.Sort(declared)
+		if !slices.Equal(names, declared) {
+			t.Errorf("%s: path parameters declared %v, template has %v", where, declared, names)
+		}
+		// Responses: every one has a JSON schema.
+		responses, _ := op.obj["responses"].(map[string]any)
+		if len(responses) == 0 {
+			t.Errorf("%s: no responses", where)
+		}
+		for status, r := range responses {
+			resp := doc.deref(r)
+			if resp == nil {
+				t.Errorf("%s: response %s does not resolve", where, status)
+				continue
+			}
+			if schemaOf(resp["content"]) == nil {
+				t.Errorf("%s: response %s has no application/json schema", where, status)
+			}
+		}
+		if rb, ok := op.obj["requestBody"]; ok && schemaOf(doc.deref(rb)["content"]) == nil {
+			t.Errorf("%s: request body has no application/json schema", where)
+		}
+	}
+
+	// Every reference resolves, and every schema uses only checked keywords.
+	walk(doc.root, "#", func(at string, m map[string]any) {
+		if ref, ok := m["$ref"].(string); ok {
+			if _, err := doc.resolve(ref); err != nil {
+				t.Errorf("%s: %v", at, err)
+			}
+		}
+	})
+	v := &validator{doc: doc}
+	for _, name := range sortedKeys(doc.root["components"].(map[string]any)["schemas"].(map[string]any)) {
+		for _, e := range v.checkKeywords(doc.schema(name), "#/components/schemas/"+name) {
+			t.Error(e)
+		}
+	}
+	walk(doc.root["paths"], "#/paths", func(at string, m map[string]any) {
+		if sch, ok := m["schema"]; ok {
+			for _, e := range v.checkKeywords(sch, at+"/schema") {
+				t.Error(e)
+			}
+		}
+	})
+	walk(doc.root["components"], "#/components", func(at string, m map[string]any) {
+		if sch, ok := m["schema"]; ok && !strings.HasPrefix(at, "#/components/schemas/") {
+			for _, e := range v.checkKeywords(sch, at+"/schema") {
+				t.Error(e)
+			}
+		}
+	})
+	// Resource schemas reject undocumented properties.
+	for _, name := range []string{"Redirect", "RedirectFields", "ScriptTag", "ScriptTagFields", "Count", "Empty"} {
+		if s, _ := doc.schema(name).(map[string]any); s["additionalProperties"] != false {
+			t.Errorf("schema %s: additionalProperties must be false", name)
+		}
+	}
+}
+
+func schemaOf(content any) any {
+	c, _ := content.(map[string]any)
+	mt, _ := c["application/json"].(map[string]any)
+	return mt["schema"]
+}
+
+func walk(v any, at string, fn func(at string, m map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		fn(at, x)
+		for k, e := range x {
+			walk(e, at+"/"+k, fn)
+		}
+	case []any:
+		for i, e := range x {
+			walk(e, at+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The validator.
+
+type validator struct {
+	doc *openAPI
+	// whole rejects the <Name>Fields alternatives of anyOf and oneOf.
+	whole bool
+}
+
+var checkedKeywords = map[string]bool{
+	"$ref": true, "type": true, "properties": true, "required": true, "additionalProperties": true,
+	"items": true, "enum": true, "const": true, "format": true, "minimum": true, "maximum": true,
+	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true,
+	"minProperties": true, "maxProperties": true, "oneOf": true, "anyOf": true, "allOf": true,
+}
+
+var annotations = map[string]bool{
+	"description": true, "title": true, "default": true, "example": true, "examples": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
+}
+
+var checkedFormats = map[string]bool{"date-time": true, "uri": true, "int64": true}
+
+// checkKeywords reports keywords (and formats) the validator would ignore.
+func (v *validator) checkKeywords(schema any, at string) []string {
+	s, ok := schema.(map[string]any)
+	if !ok {
+		if _, ok := schema.(bool); ok {
+			return nil
+		}
+		return []string{fmt.Sprintf("%s: a schema must be an object or a boolean", at)}
+	}
+	var errs []string
+	for _, kw := range sortedKeys(s) {
+		switch {
+		case checkedKeywords[kw], annotations[kw], strings.HasPrefix(kw, "x-"):
+		default:
+			errs = append(errs, fmt.Sprintf("%s: schema keyword %q is not checked by the test's validator", at, kw))
+		}
+	}
+	if f, ok := s["format"].(string); ok && !checkedFormats[f] {
+		errs = append(errs, fmt.Sprintf("%s: format %q is not checked by the test's validator", at, f))
+	}
+	for _, kw := range []string{"additionalProperties", "items"} {
+		if sub, ok := s[kw]; ok {
+			errs = append(errs, v.checkKeywords(sub, at+"/"+kw)...)
+		}
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(props) {
+			errs = append(errs, v.checkKeywords(props[k], at+"/properties/"+k)...)
+		}
+	}
+	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
+		for i, sub := range asSlice(s[kw]) {
+			errs = append(errs, v.checkKeywords(sub, fmt.Sprintf("%s/%s/%d", at, kw, i))...)
+		}
+	}
+	return errs
+}
+
+// validate returns the ways x fails schema; at names x in messages.
+func (v *validator) validate(schema any, x any, at string) []string {
+	if b, ok := schema.(bool); ok {
+		if !b {
+			return []string{at + ": no value is allowed here"}
+		}
+		return nil
+	}
+	s, ok := schema.(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("%s: invalid schema %v", at, schema)}
+	}
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	for kw := range s {
+		if !checkedKeywords[kw] && !annotations[kw] && !strings.HasPrefix(kw, "x-") {
+			fail("schema keyword %q is not supported", kw)
+		}
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		target, err := v.doc.resolve(ref)
+		if err != nil {
+			fail("%v", err)
+		} else {
+			errs = append(errs, v.validate(target, x, at)...)
+		}
+	}
+	if t, ok := s["type"]; ok && !typeMatches(t, x) {
+		fail("%s is not of type %v", describe(x), t)
+		return errs
+	}
+	if e, ok := s["enum"]; ok && !slices.ContainsFunc(asSlice(e), func(c any) bool { return jsonEqual(c, x) }) {
+		fail("%s is not one of %v", describe(x), e)
+	}
+	if c, ok := s["const"]; ok && !jsonEqual(c, x) {
+		fail("%s is not %v", describe(x), c)
+	}
+
+	switch val := x.(type) {
+	case string:
+		n := utf8.RuneCountInString(val)
+		if m, ok := intKeyword(s, "minLength"); ok && n < m {
+			fail("string shorter than %d characters", m)
+		}
+		if m, ok := intKeyword(s, "maxLength"); ok && n > m {
+			fail("string longer than %d characters", m)
+		}
+		switch s["format"] {
+		case "date-time":
+			if _, err := time.Parse(time.RFC3339, val); err != nil {
+				fail("%q is not an RFC 3339 date-time", val)
+			}
+		case "uri":
+			if u, err := url.Parse(val); err != nil || !u.IsAbs() {
+				fail("%q is not an absolute URI", val)
+			}
+		}
+	case json.Number:
+		r, ok := new(big.Rat).SetString(string(val))
+		if !ok {
+			fail("%s is not a number", val)
+			break
+		}
+		if m, ok := s["minimum"].(json.Number); ok {
+			if lim, _ := new(big.Rat).SetString(string(m)); lim != nil && r.Cmp(lim) < 0 {
+				fail("%s is less than the minimum %s", val, m)
+			}
+		}
+		if m, ok := s["maximum"].(json.Number); ok {
+			if lim, _ := new(big.Rat).SetString(string(m)); lim != nil && r.Cmp(lim) > 0 {
+				fail("%s is greater than the maximum %s", val, m)
+			}
+		}
+	case []any:
+		if m, ok := intKeyword(s, "minItems"); ok && len(val) < m {
+			fail("fewer than %d items", m)
+		}
+		if m, ok := intKeyword(s, "maxItems"); ok && len(val) > m {
+			fail("more than %d items", m)
+		}
+		if items, ok := s["items"]; ok {
+			for i, e := range val {
+				errs = append(errs, v.validate(items, e, fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		}
+	case map[string]any:
+		for _, r := range asSlice(s["required"]) {
+			if _, ok := val[r.(string)]; !ok {
+				fail("required property %q is missing", r)
+			}
+		}
+		if m, ok := intKeyword(s, "minProperties"); ok && len(val) < m {
+			fail("fewer than %d properties", m)
+		}
+		if m, ok := intKeyword(s, "maxProperties"); ok && len(val) > m {
+			fail("more than %d properties", m)
+		}
+		props, _ := s["properties"].(map[string]any)
+		for _, k := range sortedKeys(val) {
+			if ps, ok := props[k]; ok {
+				errs = append(errs, v.validate(ps, val[k], at+"."+k)...)
+			} else if ap, ok := s["additionalProperties"]; ok {
+				if ap == false {
+					fail("property %q is not documented", k)
+				} else {
+					errs = append(errs, v.validate(ap, val[k], at+"."+k)...)
+				}
+			}
+		}
+	}
+
+	for _, sub := range asSlice(s["allOf"]) {
+		errs = append(errs, v.validate(sub, x, at)...)
+	}
+	if alts, ok := s["anyOf"]; ok {
+		passed, sub := v.alternatives(asSlice(alts), x, at)
+		if passed == 0 {
+			fail("matches none of anyOf:\n    %s", strings.Join(sub, "\n    "))
+		}
+	}
+	if alts, ok := s["oneOf"]; ok {
+		passed, sub := v.alternatives(asSlice(alts), x, at)
+		if passed != 1 {
+			fail("matches %d of oneOf, want exactly 1:\n    %s", passed, strings.Join(sub, "\n    "))
+		}
+	}
+	return errs
+}
+
+// alternatives counts the alternatives x matches and collects the failures.
+func (v *validator) alternatives(alts []any, x any, at string) (int, []string) {
+	passed := 0
+	var failures []string
+	for i, alt := range alts {
+		if v.whole {
+			if m, _ := alt.(map[string]any); m != nil {
+				if ref, _ := m["$ref"].(string); strings.HasSuffix(ref, "Fields") {
+					continue
+				}
+			}
+		}
+		if e := v.validate(alt, x, at); len(e) == 0 {
+			passed++
+		} else {
+			failures = append(failures, fmt.Sprintf("alternative %d: %s", i, strings.Join(e, "; ")))
+		}
+	}
+	return passed, failures
+}
+
+func typeMatches(t any, x any) bool {
+	switch tt := t.(type) {
+	case string:
+		return typeIs(tt, x)
+	case []any:
+		for _, e := range tt {
+			if s, ok := e.(string); ok && typeIs(s, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func typeIs(t string, x any) bool {
+	switch t {
+	case "null":
+		return x == nil
+	case "boolean":
+		_, ok := x.(bool)
+		return ok
+	case "string":
+		_, ok := x.(string)
+		return ok
+	case "object":
+		_, ok := x.(map[string]any)
+		return ok
+	case "array":
+		_, ok := x.([]any)
+		return ok
+	case "number":
+		_, ok := x.(json.Number)
+		return ok
+	case "integer":
+		n, ok := x.(json.Number)
+		if !ok {
+			return false
+		}
+		if _, err := n.Int64(); err == nil {
+			return true
+		}
+		f, err := n.Float64()
+		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
+	}
+	return false
+}
+
+func intKeyword(s map[string]any, kw string) (int, bool) {
+	n, ok := s[kw].(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return int(i), err == nil
+}
+
+func jsonEqual(a, b any) bool {
+	na, okA := a.(json.Number)
+	nb, okB := b.(json.Number)
+	if okA && okB {
+		ra, _ := new(big.Rat).SetString(string(na))
+		rb, _ := new(big.Rat).SetString(string(nb))
+		return ra != nil && rb != nil && ra.Cmp(rb) == 0
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func describe(x any) string {
+	b, _ := json.Marshal(x)
+	if len(b) > 80 {
+		b = append(b[:77], "..."...)
+	}
+	return string(b)
+}
+
+func decodeJSON(b []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return v
+}
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func TestOpenAPIValidator(t *testing.T) {
+	doc := loadOpenAPI(t)
+	v := &validator{doc: doc}
+	ok := func(schema any, body string) {
+		t.Helper()
+		if errs := v.validate(schema, decodeJSON([]byte(body)), "$"); len(errs) > 0 {
+			t.Errorf("%s: unexpected errors:\n%s", body, strings.Join(errs, "\n"))
+		}
+	}
+	bad := func(schema any, body string) {
+		t.Helper()
+		if errs := v.validate(schema, decodeJSON([]byte(body)), "$"); len(errs) == 0 {
+			t.Errorf("%s: accepted, want an error", body)
+		}
+	}
+	ref := func(name string) any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+	tag := `"id":1,"src":"https://js.example.org/a.js","event":"onload","display_scope":"all","created_at":"2024-03-11T10:00:00-04:00","updated_at":"2024-03-11T10:00:00-04:00"`
+
+	ok(ref("RedirectResponse"), `{"redirect":{"id":1,"path":"/a","target":"/b"}}`)
+	bad(ref("RedirectResponse"), `{"redirect":{"id":1,"path":"/a","target":"/b","extra":1}}`)
+	bad(ref("RedirectResponse"), `{"redirect":{"id":1,"path":"/a"}}`)
+	bad(ref("RedirectResponse"), `{"redirect":{"id":"1","path":"/a","target":"/b"}}`)
+	bad(ref("RedirectResponse"), `{"redirect":{"id":1.5,"path":"/a","target":"/b"}}`)
+	bad(ref("RedirectResponse"), `{"redirect":{"id":0,"path":"/a","target":"/b"}}`)
+	ok(ref("RedirectFieldsResponse"), `{"redirect":{"id":1}}`)
+	bad(ref("RedirectFieldsResponse"), `{"redirect":{"id":1,"other":2}}`)
+	ok(ref("ScriptTagResponse"), `{"script_tag":{`+tag+`}}`)
+	bad(ref("ScriptTagResponse"), `{"script_tag":{`+tag+`,"app_id":1}}`)
+	bad(ref("ScriptTagResponse"), `{"script_tag":{`+strings.Replace(tag, "2024-03-11T10:00:00-04:00", "2024-03-11 10:00", 1)+`}}`)
+	bad(ref("ScriptTagResponse"), `{"script_tag":{`+strings.Replace(tag, `"onload"`, `"onclick"`, 1)+`}}`)
+	bad(ref("ScriptTagResponse"), `{"script_tag":{`+strings.Replace(tag, `"2024-03-11T10:00:00-04:00"`, `null`, 1)+`}}`)
+	ok(ref("Count"), `{"count":0}`)
+	bad(ref("Count"), `{"count":-1}`)
+	ok(ref("Empty"), `{}`)
+	bad(ref("Empty"), `{"a":1}`)
+	ok(ref("BadRequestError"), `{"errors":"malformed JSON"}`)
+	ok(ref("BadRequestError"), `{"errors":{"redirect":"Required parameter missing or invalid"}}`)
+	ok(ref("BadRequestError"), `{"errors":{"limit":["must be an integer between 1 and 250"]}}`)
+	bad(ref("BadRequestError"), `{"errors":{}}`)
+	ok(ref("NotFoundError"), `{"errors":"Not Found"}`)
+	bad(ref("NotFoundError"), `{"errors":"Gone"}`)
+	// Type arrays, as nullable properties are written.
+	nullable := map[string]any{"type": []any{"string", "null"}, "format": "date-time"}
+	ok(nullable, `null`)
+	ok(nullable, `"2024-03-11T10:00:00Z"`)
+	bad(nullable, `3`)
+	// Whole resources only, when no fields parameter was sent.
+	whole := &validator{doc: doc, whole: true}
+	if errs := whole.validate(ref("RedirectFieldsResponse"), decodeJSON([]byte(`{"redirect":{"id":1}}`)), "$"); len(errs) == 0 {
+		t.Error("a restricted redirect passed as a whole one")
+	}
+	// Unsupported keywords are reported rather than ignored.
+	bad(map[string]any{"nullable": true}, `1`)
+}
+
+// ---------------------------------------------------------------------------
+// The scenario.
+
+// noScopeToken is an app installed without any scope, for 403 on reads.
+const noScopeToken = "no-scope-token-0123456789abcdef"
+
+const (
+	demoToken = apitest.DemoToken
+	roToken   = apitest.ReadOnlyToken
+	noToken   = ""
+	badToken  = "unknown-token-0123456789abcdef"
+)
+
+type M = map[string]any
+
+type scenario struct {
+	t    *testing.T
+	env  *apitest.Env
+	doc  *openAPI
+	seen map[*operation]map[string]bool
+}
+
+func TestOpenAPIScenario(t *testing.T) {
+	doc := loadOpenAPI(t)
+	env := apitest.New(t, apitest.OpenEmbedded(t), api.Groups...)
+	noScopeApp := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"},
+		"apps": [{"id": 1003, "name": "No Scope App", "access_token": "` + noScopeToken + `", "shared_secret": "no-scope-secret", "scopes": []}]}`
+	if _, _, err := seed.Load(context.Background(), env.Deps.Store, []byte(noScopeApp)); err != nil {
+		t.Fatal(err)
+	}
+	s := &scenario{t: t, env: env, doc: doc, seen: map[*operation]map[string]bool{}}
+
+	t.Run("redirects", s.redirects)
+	t.Run("script_tags", s.scriptTags)
+	s.t = t
+
+	// Paths the router does not serve are 404 with the documented body.
+	for _, p := range []string{"/web/redirects", "/web/nothing.json", "/web/redirects/1/extra.json"} {
+		res := env.Do("GET", p, nil)
+		if res.Status != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", p, res.Status)
+		}
+		s.checkBody("GET "+p, doc.schema("NotFoundError"), res, false)
+	}
+
+	// Every operation had a success and every documented error but 500.
+	for _, op := range doc.ops {
+		responses, _ := op.obj["responses"].(map[string]any)
+		for _, status := range sortedKeys(responses) {
+			if status == "500" || status == "default" {
+				continue
+			}
+			if !s.seen[op][status] {
+				t.Errorf("%s %s (%s): documented status %s was never exercised", op.method, op.path, op.id, status)
+			}
+		}
+	}
+}
+
+// do sends a request, requires status want and checks the exchange against
+// the document. body is nil, a string sent as is, or a value sent as JSON.
+func (s *scenario) do(token, method, target string, body any, want int) *apitest.Response {
+	s.t.Helper()
+	res := s.env.DoAs(token, method, target, body)
+	where := method + " " + target
+	if res.Status != want {
+		s.t.Errorf("%s: status %d, want %d: %s", where, res.Status, want, res.Body)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	op, pathVals := s.doc.find(method, u.Path)
+	if op == nil {
+		s.t.Errorf("%s: no operation in docs/openapi.yaml", where)
+		return res
+	}
+	if s.seen[op] == nil {
+		s.seen[op] = map[string]bool{}
+	}
+	status := strconv.Itoa(res.Status)
+	s.seen[op][status] = true
+	success := res.Status >= 200 && res.Status < 300
+
+	// A request the service accepts must be one the document allows.
+	if success {
+		s.checkRequest(where, op, pathVals, u.Query(), body)
+	}
+
+	responses, _ := op.obj["responses"].(map[string]any)
+	r, ok := responses[status]
+	if !ok {
+		r, ok = responses["default"]
+	}
+	if !ok {
+		s.t.Errorf("%s: status %d is not documented for %s (%s): %s", where, res.Status, op.path, op.id, res.Body)
+		return res
+	}
+	resp := s.doc.deref(r)
+	s.checkBody(where, schemaOf(resp["content"]), res, success && !u.Query().Has("fields"))
+	return res
+}
+
+func (s *scenario) checkBody(where string, schema any, res *apitest.Response, whole bool) {
+	s.t.Helper()
+	ct := res.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		s.t.Errorf("%s: Content-Type %q, want application/json", where, ct)
+	}
+	x := decodeJSON(res.Body)
+	if err, ok := x.(error); ok {
+		s.t.Errorf("%s: body is not JSON (%v): %s", where, err, res.Body)
+		return
+	}
+	if schema == nil {
+		s.t.Errorf("%s: status %d has no documented schema", where, res.Status)
+		return
+	}
+	v := &validator{doc: s.doc, whole: whole}
+	if errs := v.validate(schema, x, "$"); len(errs) > 0 {
+		s.t.Errorf("%s: status %d body does not match the document:\n  %s\nbody: %s", where, res.Status, strings.Join(errs, "\n  "), res.Body)
+	}
+}
+
+func (s *scenario) checkRequest(where string, op *operation, pathVals map[string]string, query url.Values, body any) {
+	s.t.Helper()
+	v := &validator{doc: s.doc}
+	param := func(in, name string) map[string]any {
+		for _, p := range op.params {
+			if p["in"] == in && p["name"] == name {
+				return p
+			}
+		}
+		return nil
+	}
+	check := func(in, name, value string) {
+		p := param(in, name)
+		if p == nil {
+			s.t.Errorf("%s: %s parameter %q is not documented", where, in, name)
+			return
+		}
+		var x any = value
+		if t := fmt.Sprint(p["schema"].(map[string]any)["type"]); (t == "integer" || t == "number") && json.Valid([]byte(value)) {
+			x = json.Number(value)
+		}
+		if errs := v.validate(p["schema"], x, in+" "+name); len(errs) > 0 {
+			s.t.Errorf("%s: accepted a value the document forbids: %s", where, strings.Join(errs, "; "))
+		}
+	}
+	for name, val := range pathVals {
+		check("path", name, val)
+	}
+	for _, name := range sortedKeys(query) {
+		for _, val := range query[name] {
+			check("query", name, val)
+		}
+	}
+	rb := s.doc.deref(op.obj["requestBody"])
+	switch {
+	case rb == nil && body != nil:
+		s.t.Errorf("%s: sent a body, the document has none", where)
+	case rb != nil && body == nil:
+		if rb["required"] == true {
+			s.t.Errorf("%s: succeeded without the required body", where)
+		}
+	case rb != nil:
+		var b []byte
+		if str, ok := body.(string); ok {
+			b = []byte(str)
+		} else {
+			b, _ = json.Marshal(body)
+		}
+		if errs := v.validate(schemaOf(rb["content"]), decodeJSON(b), "request"); len(errs) > 0 {
+			s.t.Errorf("%s: accepted a body the document forbids:\n  %s", where, strings.Join(errs, "\n  "))
+		}
+	}
+}
+
+// id returns the id of the resource under wrapper of a response.
+func (s *scenario) id(res *apitest.Response, wrapper string) int64 {
+	s.t.Helper()
+	f, _ := res.Object(s.t, wrapper)["id"].(float64)
+	if f <= 0 {
+		s.t.Fatalf("no id in %s", res.Body)
+	}
+	return int64(f)
+}
+
+func (s *scenario) wantFields(res *apitest.Response, fields ...string) {
+	s.t.Helper()
+	if res.Status != http.StatusUnprocessableEntity {
+		return
+	}
+	errs, _ := res.JSON(s.t)["errors"].(map[string]any)
+	for _, f := range fields {
+		if _, ok := errs[f]; !ok {
+			s.t.Errorf("422 does not name %q: %s", f, res.Body)
+		}
+	}
+}
+
+func (s *scenario) wantLen(res *apitest.Response, key string, n int) {
+	s.t.Helper()
+	if res.Status == http.StatusOK {
+		if got := len(res.List(s.t, key)); got != n {
+			s.t.Errorf("%d %s, want %d: %s", got, key, n, res.Body)
+		}
+	}
+}
+
+func (s *scenario) wantCount(res *apitest.Response, n int) {
+	s.t.Helper()
+	if res.Status == http.StatusOK {
+		if got, _ := res.JSON(s.t)["count"].(float64); int(got) != n {
+			s.t.Errorf("count %v, want %d", got, n)
+		}
+	}
+}
+
+// tooLarge is a body over the default 1 MiB limit.
+var tooLarge = `{"x":"` + strings.Repeat("a", httpapi.DefaultMaxBody) + `"}`
+
+func (s *scenario) redirects(t *testing.T) {
+	s.t = t
+	const list, count = "/web/redirects.json", "/web/redirects/count.json"
+	one := func(id int64) string { return fmt.Sprintf("/web/redirects/%d.json", id) }
+	valid := M{"redirect": M{"path": "/other", "target": "/pages/other"}}
+
+	// create
+	id1 := s.id(s.do(demoToken, "POST", list, M{"redirect": M{"path": "/ipod", "target": "/pages/itunes"}}, 201), "redirect")
+	r2 := s.do(demoToken, "POST", list, M{"redirect": M{"path": "http://www.example.com/forums?x=1", "target": "http://forums.example.org/"}}, 201)
+	id2 := s.id(r2, "redirect")
+	if p := r2.Object(t, "redirect")["path"]; p != "/forums?x=1" {
+		t.Errorf("full URL path stored as %v, want /forums?x=1", p)
+	}
+	s.wantFields(s.do(demoToken, "POST", list, M{"redirect": M{}}, 422), "path", "target")
+	s.wantFields(s.do(demoToken, "POST", list, M{"redirect": M{"path": "/ipod", "target": "/x"}}, 422), "path")
+	s.wantFields(s.do(demoToken, "POST", list, M{"redirect": M{"path": "/a", "target": "not a uri"}}, 422), "target")
+	s.wantFields(s.do(demoToken, "POST", list, M{"redirect": M{"path": 5, "target": "/x"}}, 422), "path")
+	s.do(demoToken, "POST", list, M{"redirects": M{"path": "/a", "target": "/b"}}, 400)
+	s.do(demoToken, "POST", list, M{"redirect": "/a"}, 400)
+	s.do(demoToken, "POST", list, `{"redirect": {`, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(badToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+
+	// list
+	low, high := min(id1, id2), max(id1, id2)
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "redirects", 2)
+	s.wantLen(s.do(roToken, "GET", list, nil, 200), "redirects", 2)
+	if res := s.do(demoToken, "GET", list+"?limit=1&page=2", nil, 200); res.Status == 200 {
+		if items := res.List(t, "redirects"); len(items) != 1 || int64(items[0].(map[string]any)["id"].(float64)) != high {
+			t.Errorf("page 2 of 1: %s, want id %d", res.Body, high)
+		}
+	}
+	s.wantLen(s.do(demoToken, "GET", list+"?since_id="+strconv.FormatInt(low, 10), nil, 200), "redirects", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?path=/ipod", nil, 200), "redirects", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?path="+url.QueryEscape("https://demo-shop.example.com/ipod"), nil, 200), "redirects", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?target=/pages/itunes", nil, 200), "redirects", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?target=/nowhere", nil, 200), "redirects", 0)
+	s.wantLen(s.do(demoToken, "GET", list+"?fields=id,path&limit=250", nil, 200), "redirects", 2)
+	for _, q := range []string{"limit=0", "limit=251", "limit=ten", "page=0", "since_id=-1", "since_id=x"} {
+		s.do(demoToken, "GET", list+"?"+q, nil, 400)
+	}
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(noScopeToken, "GET", list, nil, 403)
+
+	// count
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 2)
+	s.wantCount(s.do(roToken, "GET", count, nil, 200), 2)
+	s.wantCount(s.do(demoToken, "GET", count+"?path=/ipod", nil, 200), 1)
+	s.wantCount(s.do(demoToken, "GET", count+"?path=/ipod&target=/elsewhere", nil, 200), 0)
+	s.wantCount(s.do(demoToken, "GET", count+"?target=/pages/itunes", nil, 200), 1)
+	s.do(noToken, "GET", count, nil, 401)
+	s.do(noScopeToken, "GET", count, nil, 403)
+
+	// get
+	s.do(demoToken, "GET", one(id1), nil, 200)
+	s.do(roToken, "GET", one(id1), nil, 200)
+	s.do(demoToken, "GET", one(id1)+"?fields=target", nil, 200)
+	s.do(demoToken, "GET", one(999999999), nil, 404)
+	s.do(demoToken, "GET", "/web/redirects/abc.json", nil, 404)
+	s.do(noToken, "GET", one(id1), nil, 401)
+	s.do(noScopeToken, "GET", one(id1), nil, 403)
+
+	// update
+	if res := s.do(demoToken, "PUT", one(id1), M{"redirect": M{"id": id1, "path": "/ipod2"}}, 200); res.Status == 200 {
+		if rd := res.Object(t, "redirect"); rd["path"] != "/ipod2" || rd["target"] != "/pages/itunes" {
+			t.Errorf("update: %s", res.Body)
+		}
+	}
+	s.do(demoToken, "PUT", one(id1), M{"redirect": M{"target": "https://apple.example.com/ipod"}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(id1), M{"redirect": M{"target": "javascript:alert(1)"}}, 422), "target")
+	s.wantFields(s.do(demoToken, "PUT", one(id1), M{"redirect": M{"path": "/forums?x=1"}}, 422), "path")
+	s.wantFields(s.do(demoToken, "PUT", one(id1), M{"redirect": M{"path": ""}}, 422), "path")
+	s.do(demoToken, "PUT", one(999999999), M{"redirect": M{"path": "/x"}}, 404)
+	s.do(demoToken, "PUT", one(id1), M{"path": "/x"}, 400)
+	s.do(demoToken, "PUT", one(id1), "not json", 400)
+	s.do(demoToken, "PUT", one(id1), tooLarge, 413)
+	s.do(noToken, "PUT", one(id1), M{"redirect": M{"path": "/x"}}, 401)
+	s.do(roToken, "PUT", one(id1), M{"redirect": M{"path": "/x"}}, 403)
+
+	// delete
+	s.do(noToken, "DELETE", one(id1), nil, 401)
+	s.do(roToken, "DELETE", one(id1), nil, 403)
+	s.do(demoToken, "DELETE", one(id1), nil, 200)
+	s.do(demoToken, "DELETE", one(id1), nil, 404)
+	s.do(demoToken, "GET", one(id1), nil, 404)
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 1)
+	// The path of a deleted redirect is free again.
+	s.do(demoToken, "POST", list, M{"redirect": M{"path": "/ipod2", "target": "/pages/itunes"}}, 201)
+}
+
+func (s *scenario) scriptTags(t *testing.T) {
+	s.t = t
+	const list, count = "/web/script_tags.json", "/web/script_tags/count.json"
+	one := func(id int64) string { return fmt.Sprintf("/web/script_tags/%d.json", id) }
+	const src1, src2 = "https://js.example.org/foo.js", "https://js.example.org/bar.js"
+	valid := M{"script_tag": M{"event": "onload", "src": src1}}
+
+	// create
+	r1 := s.do(demoToken, "POST", list, valid, 201)
+	id1 := s.id(r1, "script_tag")
+	if d := r1.Object(t, "script_tag")["display_scope"]; d != "all" {
+		t.Errorf("display_scope defaults to %v, want all", d)
+	}
+	id2 := s.id(s.do(demoToken, "POST", list, M{"script_tag": M{"event": "onload", "src": src2, "display_scope": "order_status"}}, 201), "script_tag")
+	s.wantFields(s.do(demoToken, "POST", list, M{"script_tag": M{}}, 422), "src", "event")
+	s.wantFields(s.do(demoToken, "POST", list, M{"script_tag": M{"event": "onload", "src": "http://js.example.org/foo.js"}}, 422), "src")
+	s.wantFields(s.do(demoToken, "POST", list, M{"script_tag": M{"event": "onclick", "src": src1}}, 422), "event")
+	s.wantFields(s.do(demoToken, "POST", list, M{"script_tag": M{"event": "onload", "src": src1, "display_scope": "nowhere"}}, 422), "display_scope")
+	s.wantFields(s.do(demoToken, "POST", list, M{"script_tag": M{"event": "onload", "src": []any{src1}}}, 422), "src")
+	s.do(demoToken, "POST", list, M{"script_tags": []any{}}, 400)
+	s.do(demoToken, "POST", list, `[1, 2`, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(badToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+
+	// list: an app sees only its own tags
+	low := min(id1, id2)
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "script_tags", 2)
+	s.wantLen(s.do(roToken, "GET", list, nil, 200), "script_tags", 0)
+	s.wantLen(s.do(demoToken, "GET", list+"?limit=1&page=2", nil, 200), "script_tags", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?since_id="+strconv.FormatInt(low, 10), nil, 200), "script_tags", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?src="+url.QueryEscape(src2), nil, 200), "script_tags", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?created_at_min=2000-01-01&created_at_max="+url.QueryEscape("2999-01-01 00:00"), nil, 200), "script_tags", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?updated_at_min="+url.QueryEscape("2999-01-01T00:00:00+00:00"), nil, 200), "script_tags", 0)
+	s.wantLen(s.do(demoToken, "GET", list+"?updated_at_max="+url.QueryEscape("2999-01-01T00:00:00-05:00"), nil, 200), "script_tags", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?fields=id,src,created_at", nil, 200), "script_tags", 2)
+	for _, q := range []string{"limit=0", "limit=251", "page=0", "page=-3", "since_id=-1", "created_at_min=yesterday", "updated_at_max=2024-13-45"} {
+		s.do(demoToken, "GET", list+"?"+q, nil, 400)
+	}
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(noScopeToken, "GET", list, nil, 403)
+
+	// count
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 2)
+	s.wantCount(s.do(roToken, "GET", count, nil, 200), 0)
+	s.wantCount(s.do(demoToken, "GET", count+"?src="+url.QueryEscape(src1), nil, 200), 1)
+	s.wantCount(s.do(demoToken, "GET", count+"?created_at_max=2000-01-01", nil, 200), 0)
+	s.do(demoToken, "GET", count+"?created_at_min=soon", nil, 400)
+	s.do(noToken, "GET", count, nil, 401)
+	s.do(noScopeToken, "GET", count, nil, 403)
+
+	// get
+	s.do(demoToken, "GET", one(id1), nil, 200)
+	s.do(demoToken, "GET", one(id1)+"?fields=src,display_scope", nil, 200)
+	s.do(roToken, "GET", one(id1), nil, 404) // another app's tag
+	s.do(demoToken, "GET", one(999999999), nil, 404)
+	s.do(demoToken, "GET", "/web/script_tags/0.json", nil, 404)
+	s.do(noToken, "GET", one(id1), nil, 401)
+	s.do(noScopeToken, "GET", one(id1), nil, 403)
+
+	// update
+	if res := s.do(demoToken, "PUT", one(id1), M{"script_tag": M{"id": id1, "src": "https://js.example.org/new.js"}}, 200); res.Status == 200 {
+		if st := res.Object(t, "script_tag"); st["src"] != "https://js.example.org/new.js" || st["display_scope"] != "all" {
+			t.Errorf("update: %s", res.Body)
+		}
+	}
+	s.do(demoToken, "PUT", one(id1), M{"script_tag": M{"display_scope": "online_store"}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(id1), M{"script_tag": M{"src": "ftp://js.example.org/a.js"}}, 422), "src")
+	s.wantFields(s.do(demoToken, "PUT", one(id1), M{"script_tag": M{"event": ""}}, 422), "event")
+	s.do(demoToken, "PUT", one(999999999), M{"script_tag": M{"src": src1}}, 404)
+	s.do(demoToken, "PUT", one(id1), M{"script_tag": nil}, 400)
+	s.do(demoToken, "PUT", one(id1), tooLarge, 413)
+	s.do(noToken, "PUT", one(id1), M{"script_tag": M{"src": src1}}, 401)
+	s.do(roToken, "PUT", one(id1), M{"script_tag": M{"src": src1}}, 403)
+
+	// delete
+	s.do(noToken, "DELETE", one(id1), nil, 401)
+	s.do(roToken, "DELETE", one(id1), nil, 403)
+	s.do(noScopeToken, "DELETE", one(id1), nil, 403)
+	s.do(demoToken, "DELETE", one(id1), nil, 200)
+	s.do(demoToken, "DELETE", one(id1), nil, 404)
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 1)
+}

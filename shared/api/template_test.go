@@ -1,0 +1,472 @@
+package api_test
+
+// These tests keep template.yaml, infra/sam.mk, functions/ and api.Groups in
+// agreement: one Lambda function per group, built from functions/<group>,
+// receiving every route of its group and nothing else.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
+)
+
+func TestTemplate(t *testing.T) {
+	root := repoRoot(t)
+	tmpl := loadTemplate(t, filepath.Join(root, "template.yaml"))
+	mk := loadSAMFunctions(t, filepath.Join(root, "infra", "sam.mk"))
+	dirs := functionDirs(t, filepath.Join(root, "functions"))
+	for _, p := range checkTemplate(root, api.Groups, tmpl, mk, dirs) {
+		t.Error(p)
+	}
+}
+
+// TestTemplateCheckReportsProblems makes sure checkTemplate notices a route
+// no event serves and an event no route needs.
+func TestTemplateCheckReportsProblems(t *testing.T) {
+	root := repoRoot(t)
+	tmpl := loadTemplate(t, filepath.Join(root, "template.yaml"))
+	mk := loadSAMFunctions(t, filepath.Join(root, "infra", "sam.mk"))
+	dirs := functionDirs(t, filepath.Join(root, "functions"))
+
+	groups := slices.Clone(api.Groups)
+	orig := groups[0].Routes
+	groups[0].Routes = func(d *platform.Deps) []httpapi.Route {
+		return append(orig(d), httpapi.Route{Method: "GET", Path: "/web/widgets/{id}.json"})
+	}
+	problems := checkTemplate(root, groups, tmpl, mk, dirs)
+	want := fmt.Sprintf("route GET /web/widgets/{id}.json of group %q is not routed to %s", groups[0].Name, functionID(groups[0].Name))
+	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, want) }) {
+		t.Errorf("missing route not reported; want a problem containing %q, got:\n%s", want, strings.Join(problems, "\n"))
+	}
+
+	groups = slices.Clone(api.Groups)
+	groups[0].Routes = func(*platform.Deps) []httpapi.Route { return nil }
+	problems = checkTemplate(root, groups, tmpl, mk, dirs)
+	want = fmt.Sprintf("matches no route of group %q", groups[0].Name)
+	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, want) }) {
+		t.Errorf("dead event not reported; want a problem containing %q, got:\n%s", want, strings.Join(problems, "\n"))
+	}
+}
+
+func TestTemplatePathMatching(t *testing.T) {
+	for _, c := range []struct {
+		event, route    string
+		covers, overlap bool
+	}{
+		{"/web/redirects.json", "/web/redirects.json", true, true},
+		{"/web/redirects.json", "/web/redirects/count.json", false, false},
+		{"/web/redirects/{proxy+}", "/web/redirects/{id}.json", true, true},
+		{"/web/redirects/{proxy+}", "/web/redirects/count.json", true, true},
+		{"/web/redirects/{proxy+}", "/web/redirects/{id}/x/{y}.json", true, true},
+		{"/web/redirects/{proxy+}", "/web/redirects.json", false, false},
+		{"/web/redirects/{proxy+}", "/web/redirects", false, false},
+		{"/web/{proxy+}", "/web/redirects.json", true, true},
+		{"/web/redirects/{id}", "/web/redirects/{id}.json", true, true},
+		{"/web/redirects/{id}", "/web/redirects/{id}/x.json", false, false},
+		{"/web/redirects/count.json", "/web/redirects/{id}.json", false, true},
+		{"/web/redirects/count", "/web/redirects/{id}.json", false, false},
+		{"/web/script_tags/{proxy+}", "/web/redirects/{id}.json", false, false},
+	} {
+		if got := covers(c.event, c.route); got != c.covers {
+			t.Errorf("covers(%s, %s) = %v, want %v", c.event, c.route, got, c.covers)
+		}
+		if got := overlaps(c.event, c.route); got != c.overlap {
+			t.Errorf("overlaps(%s, %s) = %v, want %v", c.event, c.route, got, c.overlap)
+		}
+	}
+}
+
+// checkTemplate returns every disagreement between the groups, the
+// template's functions, sam.mk's build targets (logical id -> directory) and
+// the directories under functions/.
+func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[string]string, dirs []string) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	groupOf := map[string]api.Group{} // by function logical id
+	for _, g := range groups {
+		id := functionID(g.Name)
+		if _, dup := groupOf[id]; dup {
+			bad("api.Groups: two groups map to the function %s", id)
+		}
+		groupOf[id] = g
+		if !slices.Contains(dirs, g.Name) {
+			bad("group %q has no directory functions/%s", g.Name, g.Name)
+		}
+		if dir, ok := mk[id]; !ok {
+			bad("infra/sam.mk: SAM_FUNCTIONS has no entry for %s (group %q); add `%s=functions/%s`", id, g.Name, id, g.Name)
+		} else if filepath.Clean(dir) != filepath.Join("functions", g.Name) {
+			bad("infra/sam.mk: SAM_FUNCTIONS builds %s from %s, want functions/%s", id, dir, g.Name)
+		}
+		fn, ok := tmpl.functions[id]
+		if !ok {
+			bad("template.yaml: group %q has no function %s (AWS::Serverless::Function)", g.Name, id)
+			continue
+		}
+		if fn.buildMethod != "makefile" {
+			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile (so that sam build runs make build-%s)", id, fn.buildMethod, id)
+		}
+		if abs := filepath.Join(root, fn.codeURI); fn.codeURI == "" || filepath.Clean(abs) != filepath.Clean(root) {
+			bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
+		}
+	}
+	for _, d := range dirs {
+		if !slices.ContainsFunc(groups, func(g api.Group) bool { return g.Name == d }) {
+			bad("functions/%s has no group in api.Groups", d)
+		}
+	}
+	for id, dir := range mk {
+		if _, ok := groupOf[id]; !ok {
+			bad("infra/sam.mk: SAM_FUNCTIONS entry %s=%s matches no group in api.Groups", id, dir)
+		}
+	}
+	for _, id := range tmpl.order {
+		if _, ok := groupOf[id]; !ok {
+			bad("template.yaml: function %s matches no group in api.Groups (want CamelCase(group name)+\"Function\")", id)
+		}
+	}
+
+	// Events: valid, unique route keys, on the template's HTTP API.
+	seen := map[string]string{}
+	for _, id := range tmpl.order {
+		for _, ev := range tmpl.functions[id].events {
+			where := fmt.Sprintf("template.yaml: %s event %s (%s %s)", id, ev.name, ev.method, ev.path)
+			if ev.problem != "" {
+				bad("%s: %s", where, ev.problem)
+			}
+			key := ev.method + " " + ev.path
+			if other, dup := seen[key]; dup {
+				bad("%s: route key already used by %s", where, other)
+			}
+			seen[key] = id + " event " + ev.name
+		}
+	}
+
+	// Routes: each served by its own function's events and by no other's;
+	// each event needed by some route of its group.
+	for _, g := range groups {
+		id := functionID(g.Name)
+		routes := g.Routes(&platform.Deps{})
+		for _, r := range routes {
+			if fn, ok := tmpl.functions[id]; ok && !slices.ContainsFunc(fn.events, func(ev event) bool {
+				return methodMatches(ev.method, r.Method) && covers(ev.path, r.Path)
+			}) {
+				bad("template.yaml: route %s %s of group %q is not routed to %s: no HttpApi event of %s matches it (add an event such as `ANY %s`)",
+					r.Method, r.Path, g.Name, id, id, suggestEvent(r.Path))
+			}
+			for _, other := range tmpl.order {
+				if other == id {
+					continue
+				}
+				for _, ev := range tmpl.functions[other].events {
+					if methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path) {
+						bad("template.yaml: route %s %s of group %q (%s) also matches event %s (%s %s) of %s",
+							r.Method, r.Path, g.Name, id, ev.name, ev.method, ev.path, other)
+					}
+				}
+			}
+		}
+		if fn, ok := tmpl.functions[id]; ok {
+			for _, ev := range fn.events {
+				if !slices.ContainsFunc(routes, func(r httpapi.Route) bool {
+					return methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path)
+				}) {
+					bad("template.yaml: %s event %s (%s %s) matches no route of group %q (dead route)", id, ev.name, ev.method, ev.path, g.Name)
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// functionID is the template logical id of a group's function:
+// script-tags -> ScriptTagsFunction.
+func functionID(group string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(group, func(r rune) bool { return r == '-' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + "Function"
+}
+
+// suggestEvent proposes an event path for a route: the route itself when it
+// has no wildcard, else {proxy+} after its literal prefix.
+func suggestEvent(route string) string {
+	segs := strings.Split(strings.TrimPrefix(route, "/"), "/")
+	for i, s := range segs {
+		if strings.Contains(s, "{") {
+			return "/" + strings.Join(append(segs[:i:i], "{proxy+}"), "/")
+		}
+	}
+	return route
+}
+
+func methodMatches(eventMethod, routeMethod string) bool {
+	return strings.EqualFold(eventMethod, "ANY") || strings.EqualFold(eventMethod, routeMethod)
+}
+
+// An event path (API Gateway HTTP API) has literal segments, {name} (one
+// segment) and a last {name+} (one or more segments). A route path
+// (httpapi.Route) has segments mixing literals and {name} wildcards, which
+// stand for non-empty text without a slash, such as {id}.json.
+
+// covers reports whether every request path of the route matches the event.
+func covers(eventPath, routePath string) bool {
+	ev, rt := segments(eventPath), segments(routePath)
+	for i, e := range ev {
+		switch {
+		case isGreedy(e):
+			return i == len(ev)-1 && len(rt) > i
+		case i >= len(rt):
+			return false
+		case isParam(e):
+		case strings.Contains(rt[i], "{") || e != rt[i]:
+			return false
+		}
+	}
+	return len(ev) == len(rt)
+}
+
+// overlaps reports whether some request path of the route matches the event.
+func overlaps(eventPath, routePath string) bool {
+	ev, rt := segments(eventPath), segments(routePath)
+	for i, e := range ev {
+		switch {
+		case isGreedy(e):
+			return i == len(ev)-1 && len(rt) > i
+		case i >= len(rt):
+			return false
+		case isParam(e):
+		case !segmentPattern(rt[i]).MatchString(e):
+			return false
+		}
+	}
+	return len(ev) == len(rt)
+}
+
+func segments(p string) []string { return strings.Split(strings.TrimPrefix(p, "/"), "/") }
+
+func isGreedy(seg string) bool {
+	return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "+}")
+}
+
+func isParam(seg string) bool {
+	return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") && !isGreedy(seg)
+}
+
+var wildcard = regexp.MustCompile(`\{[^}]*\}`)
+
+// segmentPattern matches the texts a route segment stands for.
+func segmentPattern(seg string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	last := 0
+	for _, m := range wildcard.FindAllStringIndex(seg, -1) {
+		b.WriteString(regexp.QuoteMeta(seg[last:m[0]]) + "[^/]+")
+		last = m[1]
+	}
+	b.WriteString(regexp.QuoteMeta(seg[last:]) + "$")
+	return regexp.MustCompile(b.String())
+}
+
+// template is what the tests need of template.yaml.
+type template struct {
+	functions map[string]*function
+	order     []string // logical ids in template order
+}
+
+type function struct {
+	codeURI, buildMethod string
+	events               []event // HttpApi events only
+}
+
+type event struct {
+	name, method, path string
+	problem            string // set when the event is malformed
+}
+
+// loadTemplate decodes into yaml.Node, which keeps CloudFormation's short
+// tags (!Ref, !GetAtt, !Sub) as node tags instead of failing on them.
+func loadTemplate(t *testing.T, path string) *template {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		t.Fatalf("%s: not a YAML document", path)
+	}
+	top := doc.Content[0]
+	resources := get(top, "Resources")
+	if resources == nil || resources.Kind != yaml.MappingNode {
+		t.Fatalf("%s: no Resources mapping", path)
+	}
+	globalCodeURI := get(top, "Globals", "Function", "CodeUri")
+
+	apis := map[string]bool{} // AWS::Serverless::HttpApi logical ids
+	for i := 0; i+1 < len(resources.Content); i += 2 {
+		if scalar(get(resources.Content[i+1], "Type")) == "AWS::Serverless::HttpApi" {
+			apis[resources.Content[i].Value] = true
+		}
+	}
+
+	tm := &template{functions: map[string]*function{}}
+	for i := 0; i+1 < len(resources.Content); i += 2 {
+		id, res := resources.Content[i].Value, resources.Content[i+1]
+		if scalar(get(res, "Type")) != "AWS::Serverless::Function" {
+			continue
+		}
+		fn := &function{
+			codeURI:     scalar(get(res, "Properties", "CodeUri")),
+			buildMethod: scalar(get(res, "Metadata", "BuildMethod")),
+		}
+		if fn.codeURI == "" {
+			fn.codeURI = scalar(globalCodeURI)
+		}
+		if events := get(res, "Properties", "Events"); events != nil {
+			for j := 0; j+1 < len(events.Content); j += 2 {
+				evNode := events.Content[j+1]
+				if scalar(get(evNode, "Type")) != "HttpApi" {
+					continue
+				}
+				ev := event{
+					name:   events.Content[j].Value,
+					method: strings.ToUpper(scalar(get(evNode, "Properties", "Method"))),
+					path:   scalar(get(evNode, "Properties", "Path")),
+				}
+				apiID := get(evNode, "Properties", "ApiId")
+				pfv := scalar(get(evNode, "Properties", "PayloadFormatVersion"))
+				switch {
+				case ev.method == "" || ev.path == "":
+					ev.problem = "needs Method and Path"
+				case !strings.HasPrefix(ev.path, "/"):
+					ev.problem = "Path must start with /"
+				case slices.ContainsFunc(segments(ev.path)[:len(segments(ev.path))-1], isGreedy):
+					ev.problem = "a {name+} wildcard must be the last segment"
+				case apiID == nil || apiID.Tag != "!Ref" || !apis[apiID.Value]:
+					ev.problem = "ApiId must be !Ref of the template's AWS::Serverless::HttpApi (else SAM creates a second, implicit API)"
+				case pfv != "" && pfv != "2.0":
+					ev.problem = fmt.Sprintf("PayloadFormatVersion is %q; the functions take 2.0 payloads (httpadapter.NewV2)", pfv)
+				}
+				fn.events = append(fn.events, ev)
+			}
+		}
+		tm.functions[id] = fn
+		tm.order = append(tm.order, id)
+	}
+	return tm
+}
+
+// get follows mapping keys from n; nil when one is missing.
+func get(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+				break
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+// scalar returns a plain scalar's value, "" for anything else (including
+// intrinsic functions such as !Ref).
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		return ""
+	}
+	return n.Value
+}
+
+// loadSAMFunctions reads the SAM_FUNCTIONS variable of infra/sam.mk: words
+// LogicalId=functions/<dir>.
+func loadSAMFunctions(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(data), "\\\n", " ") // join continued lines
+	assign := regexp.MustCompile(`^SAM_FUNCTIONS\s*(\+=|:=|::=|=)(.*)$`)
+	m := map[string]string{}
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		sub := assign.FindStringSubmatch(strings.TrimSpace(line))
+		if sub == nil {
+			continue
+		}
+		found = true
+		if sub[1] != "+=" {
+			clear(m)
+		}
+		for _, w := range strings.Fields(sub[2]) {
+			id, dir, ok := strings.Cut(w, "=")
+			if !ok || id == "" || dir == "" {
+				t.Fatalf("%s: SAM_FUNCTIONS word %q is not LogicalId=functions/<dir>", path, w)
+			}
+			if _, dup := m[id]; dup {
+				t.Errorf("%s: SAM_FUNCTIONS lists %s twice", path, id)
+			}
+			m[id] = dir
+		}
+	}
+	if !found {
+		t.Fatalf("%s: no SAM_FUNCTIONS variable", path)
+	}
+	return m
+}
+
+func functionDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs
+}
+
+// repoRoot is the directory of go.mod above the test's directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,64 @@
+package boltstore_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/store/boltstore"
+	"github.com/storeadmin/adminapi/shared/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := boltstore.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestDurability(t *testing.T) {
+	dir := t.TempDir()
+	s, err := boltstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := store.Item{
+		PK: "p", SK: "a", GSI1PK: "g", GSI1SK: "1", GSI2PK: "h", GSI2SK: "2", Version: 3,
+		Nums: map[string]int64{"n": 7}, Data: []byte(`{"x":1}`), ExpiresAt: time.Now().Add(time.Hour).Unix(),
+	}
+	if err := s.Transact(t.Context(), store.Put(it, store.IfAbsent, 0), store.Put(store.Item{PK: "p", SK: "b"}, store.Always, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(t.Context(), it.Key(), store.IfPresent, map[string]int64{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Transact(t.Context(), store.Delete(store.Key{PK: "p", SK: "b"}, store.IfPresent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = boltstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Get(t.Context(), it.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 4 || got.Nums["n"] != 8 || string(got.Data) != `{"x":1}` || got.GSI1SK != "1" || got.ExpiresAt != it.ExpiresAt {
+		t.Fatalf("after reopen: %+v", got)
+	}
+	if _, err := s.Get(t.Context(), store.Key{PK: "p", SK: "b"}); err != store.ErrNotFound {
+		t.Fatalf("deleted item after reopen: %v", err)
+	}
+	items, _, err := s.Query(t.Context(), store.Query{Index: store.GSI1, PK: "g"})
+	if err != nil || len(items) != 1 || items[0].SK != "a" {
+		t.Fatalf("index after reopen: %v, %v", items, err)
+	}
+}
