@@ -23,7 +23,7 @@ import (
 
 // Tokens of the demo seed's apps (shared/seed/demo.json).
 const (
-	DemoToken     = "demo-app-token-0123456789abcdef" // every write scope
+	DemoToken     = "demo-app-token-0123456789abcdef"  // every write scope
 	ReadOnlyToken = "read-only-token-0123456789abcdef" // read_content, read_script_tags
 )
 

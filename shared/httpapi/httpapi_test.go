@@ -128,7 +128,9 @@ func TestAuthentication(t *testing.T) {
 
 func TestBadBodies(t *testing.T) {
 	h := router()
-	post := func(body string) *httptest.ResponseRecorder { return do(t, h, "POST", "/web/things.json", "writer-token", body) }
+	post := func(body string) *httptest.ResponseRecorder {
+		return do(t, h, "POST", "/web/things.json", "writer-token", body)
+	}
 	for _, b := range []string{`{`, `{"thing": {"name": "a",}}`, `nonsense`, ``} {
 		rec := post(b)
 		if rec.Code != 400 {

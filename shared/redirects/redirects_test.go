@@ -100,7 +100,9 @@ func TestRedirectListAndCount(t *testing.T) {
 			}
 			ids = append(ids, create(t, e, fmt.Sprintf("/p%d", i), target)["id"].(float64))
 		}
-		list := func(q string) []any { return e.Do("GET", "/web/redirects.json"+q, nil).Expect(t, 200).List(t, "redirects") }
+		list := func(q string) []any {
+			return e.Do("GET", "/web/redirects.json"+q, nil).Expect(t, 200).List(t, "redirects")
+		}
 		count := func(q string) float64 {
 			return e.Do("GET", "/web/redirects/count.json"+q, nil).Expect(t, 200).JSON(t)["count"].(float64)
 		}
