@@ -1,0 +1,182 @@
+// Package outbound is the one HTTP client for every request the service
+// makes to addresses its users give it: image, theme and asset downloads,
+// webhook deliveries, fulfillment provider callbacks. It bounds time and
+// size and refuses private destinations, checked on the address actually
+// dialled (so DNS answers and redirects cannot sneak past the check).
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// Limits of every outbound request.
+const (
+	ConnectTimeout = 2 * time.Second
+	TotalTimeout   = 10 * time.Second
+	MaxRedirects   = 3
+)
+
+// ErrRefused is wrapped by errors for destinations the client will not reach.
+var ErrRefused = errors.New("destination refused")
+
+// ErrTooLarge is wrapped when a response exceeds its size cap.
+var ErrTooLarge = errors.New("response too large")
+
+// Client is safe for concurrent use; create one per process.
+type Client struct {
+	http         *http.Client
+	allowPrivate bool
+}
+
+// New returns a client. allowPrivate (ALLOW_PRIVATE_DESTINATIONS=1) lets it
+// reach loopback and private networks, for the local runner and tests.
+func New(allowPrivate bool) *Client {
+	c := &Client{allowPrivate: allowPrivate}
+	dialer := &net.Dialer{Timeout: ConnectTimeout, Control: c.control}
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would hide the destination from the check
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   ConnectTimeout * 2,
+		ResponseHeaderTimeout: TotalTimeout,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	c.http = &http.Client{
+		Transport: transport,
+		Timeout:   TotalTimeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > MaxRedirects {
+				return fmt.Errorf("more than %d redirects", MaxRedirects)
+			}
+			return checkScheme(req.URL)
+		},
+	}
+	return c
+}
+
+// control runs after DNS resolution, on the address about to be dialled.
+func (c *Client) control(network, address string, _ syscall.RawConn) error {
+	if c.allowPrivate {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: unparsable address %q", ErrRefused, address)
+	}
+	if !Public(ap.Addr()) {
+		return fmt.Errorf("%w: %s is not a public address", ErrRefused, ap.Addr())
+	}
+	return nil
+}
+
+// Public reports whether an address is routable on the internet: not
+// loopback, private, link-local, unspecified, multicast or otherwise reserved.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
+		return false
+	}
+	for _, p := range reserved {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+var reserved = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach private IPv4
+	netip.MustParsePrefix("fc00::/7"),
+}
+
+func checkScheme(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w: scheme %q", ErrRefused, u.Scheme)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%w: no host", ErrRefused)
+	}
+	return nil
+}
+
+// Do sends req and reads at most maxBytes of the response body. The
+// response's Body is already read and closed; the body is returned.
+func (c *Client) Do(req *http.Request, maxBytes int64) (*http.Response, []byte, error) {
+	if err := checkScheme(req.URL); err != nil {
+		return nil, nil, err
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	if res.ContentLength > maxBytes {
+		return res, nil, fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, res.ContentLength, maxBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBytes+1))
+	if err != nil {
+		return res, nil, err
+	}
+	if int64(len(body)) > maxBytes {
+		return res, nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, maxBytes)
+	}
+	return res, body, nil
+}
+
+// Get downloads rawURL, which must answer 2xx within the limits.
+func (c *Client) Get(ctx context.Context, rawURL string, maxBytes int64) ([]byte, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	res, body, err := c.Do(req, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return nil, fmt.Errorf("the server answered %d", res.StatusCode)
+	}
+	return body, nil
+}
+
+// Reason is a short, client-safe explanation of a failed fetch.
+func Reason(err error) string {
+	var ue *url.Error
+	switch {
+	case errors.Is(err, ErrRefused):
+		return "could not be downloaded: destination refused"
+	case errors.Is(err, ErrTooLarge):
+		return "could not be downloaded: file too large"
+	case errors.As(err, &ue) && ue.Timeout():
+		return "could not be downloaded: timed out"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "could not be downloaded: timed out"
+	}
+	if ue != nil {
+		if errors.Is(ue.Err, ErrRefused) {
+			return "could not be downloaded: destination refused"
+		}
+		return "could not be downloaded: connection failed"
+	}
+	return "could not be downloaded: " + err.Error()
+}
