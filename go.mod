@@ -27,4 +27,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )

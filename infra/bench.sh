@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# make bench: a loopback load run of the local runner beside a bare net/http
+# JSON server (infra/benchbare), then the handler benchmarks of
+# shared/api/bench_test.go, and a summary against the targets:
+#   runner req/s >= 0.5 x bare req/s at maximum throughput,
+#   p99 <= 5 ms at 1,000 req/s,
+#   handler overhead without storage <= 50 us per request.
+# Needs only Go: hey is installed into .cache/bin on first use. Both servers
+# listen on free 127.0.0.1 ports and are stopped on exit. Figures are
+# printed, not enforced; BENCH_STRICT=1 makes a missed target fail the run.
+#
+# Knobs: BENCH_DURATION (10s), BENCH_CONCURRENCY (32) for the maximum
+# throughput run; the rate-limited run is 10 workers x 100 req/s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=${BENCH_DURATION:-10s}
+conc=${BENCH_CONCURRENCY:-32}
+rate_workers=10 rate_per_worker=100 # hey -q is per worker: 1,000 req/s in all
+token=demo-app-token-0123456789abcdef # the demo seed's app (public)
+
+bin=$PWD/.cache/bin
+hey=$bin/hey
+if [[ ! -x $hey ]]; then
+	echo "installing hey into .cache/bin"
+	mkdir -p "$bin"
+	GOBIN=$bin go install github.com/rakyll/hey@v0.1.5
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/adminapi-bench.XXXXXX")
+pids=()
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "building the local runner and the bare server"
+go build -o "$tmp/localrunner" ./infra/localrunner
+go build -o "$tmp/benchbare" ./infra/benchbare
+
+# wait_addr LOG PID: print the http://127.0.0.1:PORT a server logged once it listens.
+wait_addr() {
+	local log=$1 pid=$2 addr
+	for _ in $(seq 300); do
+		addr=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -n1 || true)
+		if [[ -n $addr ]]; then
+			echo "$addr"
+			return
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "server exited before listening:" >&2
+			cat "$log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "server did not listen within 30s:" >&2
+	cat "$log" >&2
+	return 1
+}
+
+# request METHOD URL [BODY]: one HTTP/1.1 request with the demo token over
+# bash's /dev/tcp (no curl needed); prints the raw response.
+request() {
+	local method=$1 url=$2 body=${3-}
+	local hostport=${url#http://}
+	hostport=${hostport%%/*}
+	local path=/${url#http://*/}
+	(
+		exec 3<>"/dev/tcp/${hostport%:*}/${hostport#*:}"
+		printf '%s %s HTTP/1.1\r\nHost: %s\r\nX-Service-Access-Token: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+			"$method" "$path" "$hostport" "$token" "${#body}" "$body" >&3
+		cat <&3
+	)
+}
+
+status_of() { head -n1 | awk '{print $2}'; }
+
+# Local runner: fresh data directory (the demo seed is loaded at start), free
+# port; it logs "listening" with its address at the default info level.
+PORT=0 DATA_DIR=$tmp/data "$tmp/localrunner" >"$tmp/runner.log" 2>&1 &
+runner_pid=$!
+pids+=("$runner_pid")
+runner=$(wait_addr "$tmp/runner.log" "$runner_pid")
+
+PORT=0 "$tmp/benchbare" >"$tmp/bare.log" 2>&1 &
+bare_pid=$!
+pids+=("$bare_pid")
+bare=$(wait_addr "$tmp/bare.log" "$bare_pid")
+echo "local runner at $runner, bare server at $bare"
+
+# One redirect to read back.
+res=$(request POST "$runner/web/redirects.json" '{"redirect":{"path":"/bench","target":"/target"}}')
+if [[ $(status_of <<<"$res") != 201 ]]; then
+	echo "creating the redirect failed:" >&2
+	echo "$res" >&2
+	exit 1
+fi
+id=$(grep -o '"id":[0-9]*' <<<"$res" | head -n1 | cut -d: -f2)
+target_url=$runner/web/redirects/$id.json
+if [[ $(request GET "$target_url" | status_of) != 200 ]]; then
+	echo "GET $target_url is not 200" >&2
+	exit 1
+fi
+
+# load NAME URL HEY-ARGS...: run hey, keep its report in $tmp/NAME.txt and
+# fail if any response was not a 200 (the figures would mean nothing).
+load() {
+	local name=$1 url=$2
+	shift 2
+	"$hey" "$@" -H "X-Service-Access-Token: $token" "$url" >"$tmp/$name.txt"
+	local ok total
+	ok=$(awk '$1 == "[200]" {print $2}' "$tmp/$name.txt")
+	total=$(awk '/^Status code distribution:/ {s = 1; next} s && $1 ~ /^\[/ {n += $2} /^Error distribution:/ {s = 0; e = 1; next} e && $1 ~ /^\[/ {gsub(/[][]/, "", $1); n += $1} END {print n + 0}' "$tmp/$name.txt")
+	if [[ -z $ok || $ok != "$total" ]]; then
+		echo "$name: ${ok:-0} of $total responses were 200:" >&2
+		cat "$tmp/$name.txt" >&2
+		exit 1
+	fi
+}
+# Figures from a hey report: requests per second, and a percentile in ms.
+rps() { awk '/Requests\/sec:/ {printf "%.0f", $2}' "$tmp/$1.txt"; }
+pct() { awk -v p="$2" '$2 == "in" && $1 ~ ("^" p "%") {printf "%.2f", $3 * 1000}' "$tmp/$1.txt"; }
+
+for server in runner bare; do
+	url=$target_url
+	[[ $server == bare ]] && url=$bare/web/redirects/1.json
+	echo "$server: warm-up, maximum throughput ($duration, $conc connections), 1,000 req/s ($duration)"
+	load "$server-warmup" "$url" -z 2s -c "$conc"
+	load "$server-max" "$url" -z "$duration" -c "$conc"
+	load "$server-rate" "$url" -z "$duration" -c "$rate_workers" -q "$rate_per_worker"
+done
+
+# Stop the servers before the Go benchmarks so that nothing else competes.
+cleanup_servers() {
+	kill "$runner_pid" "$bare_pid" 2>/dev/null || true
+	wait "$runner_pid" "$bare_pid" 2>/dev/null || true
+}
+cleanup_servers
+
+echo "Go benchmarks (go test -run '^\$' -bench . -benchmem ./shared/api/)"
+go test -run '^$' -bench . -benchmem ./shared/api/ | tee "$tmp/gobench.txt"
+
+runner_rps=$(rps runner-max) bare_rps=$(rps bare-max)
+ratio=$(awk -v a="$runner_rps" -v b="$bare_rps" 'BEGIN {printf "%.2f", a / b}')
+runner_p99=$(pct runner-rate 99) bare_p99=$(pct bare-rate 99)
+overhead=$(awk '$1 ~ /^BenchmarkRedirectGetNoStorage/ {for (i = 2; i < NF; i++) if ($(i + 1) == "us/req") printf "%.1f", $i}' "$tmp/gobench.txt")
+
+missed=0
+# verdict VAR CONDITION: VAR=ok when the awk expression holds, else MISSED (counted).
+verdict() {
+	if awk "BEGIN {exit !($2)}"; then
+		printf -v "$1" ok
+	else
+		printf -v "$1" MISSED
+		missed=$((missed + 1))
+	fi
+}
+verdict v_ratio "$ratio >= 0.5"
+verdict v_p99 "$runner_p99 <= 5"
+verdict v_over "${overhead:-1e9} <= 50"
+
+echo
+echo "Summary (loopback, $(nproc) cores; hey and the server share them)"
+printf '%-44s %14s %14s %8s\n' "" "local runner" "bare net/http" "target"
+printf '%-44s %14s %14s\n' "max throughput, $conc conns: req/s" "$runner_rps" "$bare_rps"
+printf '%-44s %14s %14s\n' "max throughput: p50 / p99 ms" "$(pct runner-max 50) / $(pct runner-max 99)" "$(pct bare-max 50) / $(pct bare-max 99)"
+printf '%-44s %14s %14s %8s  %s\n' "runner / bare req/s" "$ratio" "" ">= 0.5" "$v_ratio"
+printf '%-44s %14s %14s\n' "1,000 req/s run: achieved req/s" "$(rps runner-rate)" "$(rps bare-rate)"
+printf '%-44s %14s %14s\n' "1,000 req/s run: p50 ms" "$(pct runner-rate 50)" "$(pct bare-rate 50)"
+printf '%-44s %14s %14s %8s  %s\n' "1,000 req/s run: p99 ms" "$runner_p99" "$bare_p99" "<= 5" "$v_p99"
+printf '%-44s %14s %14s %8s  %s\n' "handler overhead without storage, us/req" "${overhead:-?}" "" "<= 50" "$v_over"
+echo
+echo "Go benchmarks (per request through the handler; embedded store unless NoStorage):"
+awk '$1 ~ /^Benchmark/' "$tmp/gobench.txt" | sed 's/^/  /'
+
+if ((missed > 0)); then
+	echo
+	echo "$missed target(s) missed."
+	if [[ ${BENCH_STRICT:-} == 1 ]]; then
+		exit 1
+	fi
+fi

@@ -1,0 +1,164 @@
+// Package events is the shop's events log (spec §2.20, §4.20, §6.2). Every
+// change that is logged commits its event in the same transaction as the
+// change itself: resources call Ops and append the result to their writes.
+//
+// Items: event/<id>; GSI1 event#type#<subject type>/<id> serves the type
+// filter, GSI2 event#subject#<type>#<subject id>/<id> the per-subject lists,
+// so neither reads events of other types or subjects.
+package events
+
+import (
+	"html"
+	"strconv"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Event is the stored and returned record.
+type Event struct {
+	ID          int64      `json:"id"`
+	SubjectID   int64      `json:"subject_id"`
+	SubjectType string     `json:"subject_type"`
+	Verb        string     `json:"verb"`
+	Arguments   []string   `json:"arguments"`
+	Message     string     `json:"message"`
+	Description *string    `json:"description"`
+	Body        *string    `json:"body"`
+	Path        *string    `json:"path"`
+	Author      string     `json:"author"`
+	CreatedAt   admin.Time `json:"created_at"`
+}
+
+// Subject types of §2.20.
+const (
+	Article    = "Article"
+	Blog       = "Blog"
+	Collection = "Collection"
+	Comment    = "Comment"
+	Order      = "Order"
+	Page       = "Page"
+	Product    = "Product"
+)
+
+// SubjectTypes lists the valid values of the filter parameter.
+var SubjectTypes = []string{Article, Blog, Collection, Comment, Order, Page, Product}
+
+// Verbs of §6.2 shared by most subjects.
+const (
+	Create      = "create"
+	Update      = "update"
+	Destroy     = "destroy"
+	Published   = "published"
+	Unpublished = "unpublished"
+)
+
+const partition = "event"
+
+func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
+
+// TypePartition is the GSI1 partition of a subject type's events.
+func TypePartition(subjectType string) string { return "event#type#" + subjectType }
+
+// SubjectPartition is the GSI2 partition of one subject's events.
+func SubjectPartition(subjectType string, id int64) string {
+	return "event#subject#" + subjectType + "#" + strconv.FormatInt(id, 10)
+}
+
+// Subject is what an event is about: its type and id, the storefront path
+// (e.g. /pages/about-us) and the label shown in the message's link.
+type Subject struct {
+	Type  string
+	ID    int64
+	Path  string
+	Label string
+}
+
+// Link is the subject's storefront link as it appears in messages; the
+// label is escaped, it comes from users.
+func (s Subject) Link() string {
+	return `<a href="` + html.EscapeString(s.Path) + `">` + html.EscapeString(s.Label) + `</a>`
+}
+
+// messages are the §6.2 templates, by subject type and verb; %s is the link
+// (or the name, for Blog and Product destroy).
+var messages = map[string]map[string]func(link, extra string) string{
+	Article: {
+		Create:      func(l, _ string) string { return "New article created: " + l },
+		Destroy:     func(l, _ string) string { return l + " was destroyed." },
+		Published:   func(l, _ string) string { return l + " was published." },
+		Unpublished: func(l, _ string) string { return l + " was unpublished." },
+		Update:      func(l, _ string) string { return l + " was updated (but its published state was not changed)." },
+	},
+	Blog: {
+		Create:  func(l, _ string) string { return "New blog created: " + l },
+		Destroy: func(l, _ string) string { return l + " was destroyed." },
+		Update:  func(l, _ string) string { return l + " was updated." },
+	},
+	Collection: {
+		Create:      func(l, _ string) string { return "New collection created: " + l },
+		Destroy:     func(l, _ string) string { return l + " was destroyed." },
+		Published:   func(l, _ string) string { return l + " was published." },
+		Unpublished: func(l, _ string) string { return l + " was hidden." },
+		Update:      func(l, _ string) string { return l + " was updated." },
+	},
+	Comment: {
+		Create: func(l, excerpt string) string { return "New comment for " + l + " : " + html.EscapeString(excerpt) },
+	},
+	Page: {
+		Create:      func(l, _ string) string { return "New page created: " + l },
+		Destroy:     func(l, _ string) string { return l + " was destroyed." },
+		Published:   func(l, _ string) string { return l + " was published." },
+		Unpublished: func(l, _ string) string { return l + " was hidden." },
+		Update:      func(l, _ string) string { return l + " was updated." },
+	},
+	Product: {
+		Create:      func(l, _ string) string { return "New product created: " + l },
+		Destroy:     func(l, _ string) string { return l + " was destroyed." },
+		Published:   func(l, _ string) string { return l + " was published." },
+		Unpublished: func(l, _ string) string { return l + " was hidden." },
+		Update:      func(l, _ string) string { return l + " was updated." },
+	},
+}
+
+// New builds the event for a change. subject is what changed (for a comment,
+// the article it was made on, with the comment's id as SubjectID), extra
+// fills a second placeholder (the comment excerpt). author is the app's name.
+func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event {
+	link := subject.Link()
+	// Product templates, and blog templates other than create, show the bare name.
+	if subject.Type == Product || (subject.Type == Blog && verb != Create) {
+		link = html.EscapeString(subject.Label)
+	}
+	msg := link
+	if tmpl, ok := messages[subject.Type][verb]; ok {
+		msg = tmpl(link, extra)
+	}
+	args := []string{subject.Label, subject.Path}
+	if extra != "" {
+		args = append(args, extra)
+	}
+	var path *string
+	if subject.Path != "" {
+		p := subject.Path
+		path = &p
+	}
+	return Event{
+		ID: gen.Next(), SubjectID: subject.ID, SubjectType: subject.Type, Verb: verb,
+		Arguments: args, Message: msg, Path: path, Author: author, CreatedAt: admin.Now(),
+	}
+}
+
+// Ops are the writes that record ev; they go into the change's transaction.
+func Ops(ev Event) []store.Op {
+	it := store.Item{
+		PK: partition, SK: records.IDSK(ev.ID),
+		GSI1PK: TypePartition(ev.SubjectType), GSI1SK: records.IDSK(ev.ID),
+		GSI2PK: SubjectPartition(ev.SubjectType, ev.SubjectID), GSI2SK: records.IDSK(ev.ID),
+		Version: 1,
+		Data:    records.Encode(&ev),
+	}
+	return []store.Op{store.Put(it, store.IfAbsent, 0), records.CountOp(partition, 1)}
+}

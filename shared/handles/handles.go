@@ -1,0 +1,129 @@
+// Package handles generates and guards the unique, URL-friendly handles of
+// pages, articles, collections and fulfillment services. A handle is claimed
+// by a guard item handle#<namespace>/<handle> written in the same transaction
+// as its record, so two records can never hold one handle.
+package handles
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// MaxLen is the longest handle.
+const MaxLen = 255
+
+// FromTitle makes a handle: lower case, accents dropped, runs of other
+// characters turned into single hyphens, only a-z 0-9 - _ kept.
+func FromTitle(title string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range norm.NFKD.String(strings.ToLower(title)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+		case unicode.Is(unicode.Mn, r): // combining accent of a decomposed letter
+		default:
+			hyphen = true
+		}
+	}
+	h := b.String()
+	if len(h) > MaxLen {
+		h = strings.TrimRight(h[:MaxLen], "-")
+	}
+	return h
+}
+
+// Valid reports whether a handle given by a user is acceptable as is.
+func Valid(h string) bool {
+	if h == "" || len(h) > MaxLen {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func partition(namespace string) string { return "handle#" + namespace }
+
+// Key is the guard item of a handle.
+func Key(namespace, handle string) store.Key {
+	return store.Key{PK: partition(namespace), SK: handle}
+}
+
+type guard struct {
+	ID int64 `json:"id"`
+}
+
+// Claim is the op claiming handle for record id; it fails if taken.
+func Claim(namespace, handle string, id int64) store.Op {
+	k := Key(namespace, handle)
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(guard{id})}, store.IfAbsent, 0)
+}
+
+// Release is the op freeing a handle.
+func Release(namespace, handle string) store.Op {
+	return store.Delete(Key(namespace, handle), store.Always, 0)
+}
+
+// Owner returns the id of the record holding handle, or 0.
+func Owner(ctx context.Context, st store.Store, namespace, handle string) (int64, error) {
+	var g guard
+	_, err := records.Get(ctx, st, Key(namespace, handle), &g)
+	if admin.ErrorCode(err) == admin.ENOTFOUND {
+		return 0, nil
+	}
+	return g.ID, err
+}
+
+// Free returns base if unclaimed, otherwise base-1, base-2, ... whichever
+// is first free: one Query of the claimed handles starting with base. The
+// answer can be stale by the time it is claimed; callers retry when Claim fails.
+func Free(ctx context.Context, st store.Store, namespace, base string) (string, error) {
+	if base == "" {
+		base = "untitled"
+	}
+	taken := map[string]bool{}
+	q := store.Query{PK: partition(namespace), SKPrefix: base}
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		for _, it := range items {
+			taken[it.SK] = true
+		}
+		if next == "" {
+			break
+		}
+		q.Cursor = next
+	}
+	if !taken[base] {
+		return base, nil
+	}
+	for n := 1; ; n++ {
+		suffix := "-" + strconv.Itoa(n)
+		h := base
+		if len(h)+len(suffix) > MaxLen {
+			h = h[:MaxLen-len(suffix)]
+		}
+		if h += suffix; !taken[h] {
+			return h, nil
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package publishing is the publishing convention (spec convention 10, §3.2)
+// shared by pages, articles, custom and smart collections.
+package publishing
+
+import "github.com/storeadmin/adminapi/shared/admin"
+
+// Change is how a write moved the published state.
+type Change int
+
+const (
+	Unchanged Change = iota
+	Published
+	Unpublished
+)
+
+// Apply returns the new published_at. published is the write-only
+// `published` input (nil when absent); at is an explicit published_at input
+// (nil when absent), kept when given; current is the stored value (zero on
+// create). Created without either, a record is published now.
+func Apply(current admin.Time, published *bool, at *admin.Time, create bool, now admin.Time) (admin.Time, Change) {
+	next := current
+	switch {
+	case published != nil && !*published:
+		next = admin.Time{}
+	case at != nil:
+		next = *at
+	case published != nil && *published:
+		if current.IsZero() {
+			next = now
+		}
+	case create:
+		next = now
+	}
+	if create {
+		return next, Unchanged
+	}
+	switch {
+	case current.IsZero() && !next.IsZero():
+		return next, Published
+	case !current.IsZero() && next.IsZero():
+		return next, Unpublished
+	}
+	return next, Unchanged
+}
+
+// Status filters lists by published_status.
+type Status string
+
+const (
+	Any             Status = "any"
+	OnlyPublished   Status = "published"
+	OnlyUnpublished Status = "unpublished"
+)
+
+// ParseStatus reads published_status ("" is any); ok is false for other values.
+func ParseStatus(s string) (Status, bool) {
+	switch Status(s) {
+	case "", Any:
+		return Any, true
+	case OnlyPublished, OnlyUnpublished:
+		return Status(s), true
+	}
+	return "", false
+}
+
+// Matches reports whether a record with publishedAt passes the filter.
+func (s Status) Matches(publishedAt admin.Time) bool {
+	switch s {
+	case OnlyPublished:
+		return !publishedAt.IsZero()
+	case OnlyUnpublished:
+		return publishedAt.IsZero()
+	}
+	return true
+}
