@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -51,7 +52,7 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &platform.Deps{Store: st, IDs: ids.New()}, nil
+	return &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations)}, nil
 }
 
 // OpenStore opens the embedded store or DynamoDB, as configured.

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +69,6 @@ func benchGet(b *testing.B, h http.Handler, path string) {
 		b.Fatalf("GET %s: status %d", path, w.code)
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		w.reset()
 		h.ServeHTTP(w, req)
@@ -111,7 +111,7 @@ func BenchmarkRedirectCreate(b *testing.B) {
 	for b.Loop() {
 		i++
 		w.reset()
-		body := `{"redirect":{"path":"/bench-create-` + fmt.Sprint(i) + `","target":"https://example.com/x"}}`
+		body := `{"redirect":{"path":"/bench-create-` + strconv.Itoa(i) + `","target":"https://example.com/x"}}`
 		e.Handler.ServeHTTP(w, request("POST", "/web/redirects.json", strings.NewReader(body)))
 		if w.code != http.StatusCreated {
 			b.Fatalf("create %d: status %d", i, w.code)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -59,7 +60,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	if _, _, err := seed.Load(context.Background(), st, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
-	d := &platform.Deps{Store: st, IDs: ids.New()}
+	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(true)}
 	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...)}
 }
 

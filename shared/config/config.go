@@ -18,6 +18,10 @@ type Config struct {
 	Endpoint  string // AWS_ENDPOINT_URL: DynamoDB endpoint override (emulators)
 	SeedFile  string // SEED_FILE: seed loaded by the local runner at start
 	LogLevel  slog.Level
+	// AllowPrivateDestinations (ALLOW_PRIVATE_DESTINATIONS=1) lets outbound
+	// requests reach loopback and private addresses: on by default in the
+	// local runner, off in Lambda.
+	AllowPrivateDestinations bool
 }
 
 // FromEnv reads the configuration; defaults suit the local runner, and
@@ -38,8 +42,18 @@ func FromEnv() (Config, error) {
 		c.Port = p
 	}
 	c.Store = env("STORE", "embedded")
-	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+	inLambda := os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != ""
+	if inLambda {
 		c.Store = "dynamodb"
+	}
+	switch v := os.Getenv("ALLOW_PRIVATE_DESTINATIONS"); v {
+	case "":
+		c.AllowPrivateDestinations = !inLambda
+	case "1", "true":
+		c.AllowPrivateDestinations = true
+	case "0", "false":
+	default:
+		return c, fmt.Errorf("config: ALLOW_PRIVATE_DESTINATIONS must be 1 or 0, not %q", v)
 	}
 	switch c.Store {
 	case "embedded":

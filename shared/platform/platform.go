@@ -5,6 +5,7 @@ package platform
 
 import (
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -12,4 +13,6 @@ import (
 type Deps struct {
 	Store store.Store
 	IDs   *ids.Generator
+	// Outbound makes every request to an address a user gave.
+	Outbound *outbound.Client
 }

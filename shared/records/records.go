@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -86,7 +87,7 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, build func(
 		if err != nil {
 			return 0, err
 		}
-		err = st.Transact(ctx, ops...)
+		err = Transact(ctx, st, ops...)
 		if store.FailedOp(err) == 0 && attempt < 3 {
 			continue
 		}
@@ -195,7 +196,7 @@ func Update(ctx context.Context, st store.Store, k store.Key, change func(it *st
 		if err != nil {
 			return err
 		}
-		err = st.Transact(ctx, ops...)
+		err = Transact(ctx, st, ops...)
 		if store.FailedOp(err) == 0 && attempt < 10 {
 			continue
 		}
@@ -219,4 +220,42 @@ func DecodeAll[T any](items []store.Item) ([]T, error) {
 		}
 	}
 	return out, nil
+}
+
+// Transact commits ops as one transaction after folding the count-shard
+// adjustments of each partition into one op (two ops may not share a key).
+// A *store.ConditionError still names the index of the op in ops.
+func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
+	var kept []store.Op
+	var origin []int
+	var counts map[string]int64
+	var order []string
+	for i, op := range ops {
+		if op.Kind == store.OpAdd && strings.HasPrefix(op.Key.PK, "count#") && op.Cond == store.Always {
+			if counts == nil {
+				counts = map[string]int64{}
+			}
+			part := strings.TrimPrefix(op.Key.PK, "count#")
+			if _, ok := counts[part]; !ok {
+				order = append(order, part)
+			}
+			counts[part] += op.Deltas["n"]
+			continue
+		}
+		kept = append(kept, op)
+		origin = append(origin, i)
+	}
+	if counts == nil {
+		return st.Transact(ctx, ops...)
+	}
+	for _, part := range order {
+		if counts[part] != 0 {
+			kept = append(kept, CountOp(part, counts[part]))
+		}
+	}
+	err := st.Transact(ctx, kept...)
+	if i := store.FailedOp(err); i >= 0 && i < len(origin) {
+		return &store.ConditionError{Index: origin[i]}
+	}
+	return err
 }

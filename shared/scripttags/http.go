@@ -198,7 +198,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// One round trip: the delete only succeeds if the caller's tag exists.
-	err = h.Store.Transact(ctx,
+	err = records.Transact(ctx, h.Store,
 		store.Delete(key(app.ID, id), store.IfPresent, 0),
 		records.CountOp(Partition(app.ID), -1))
 	if store.FailedOp(err) == 0 {

@@ -1,0 +1,247 @@
+// Package metafields holds the metafield record (spec §2.5) and the
+// metafield inputs that pages, articles, collections and variants accept.
+// Inputs are validated here and written as metafield items owned by their
+// resource, in the layout the metafields endpoints serve.
+//
+// Items: metafield/<id>; GSI1 metafield#owner#<owner resource>#<owner id>/<id>
+// lists an owner's metafields; the guard metafield#key#<owner resource>#<owner id>/
+// <namespace>\n<key> keeps namespace and key unique per owner.
+package metafields
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Metafield is the stored and returned record.
+type Metafield struct {
+	ID            int64           `json:"id"`
+	Namespace     string          `json:"namespace"`
+	Key           string          `json:"key"`
+	Value         json.RawMessage `json:"value"` // a JSON string or integer
+	ValueType     string          `json:"value_type"`
+	Description   *string         `json:"description"`
+	OwnerID       int64           `json:"owner_id"`
+	OwnerResource string          `json:"owner_resource"`
+	CreatedAt     admin.Time      `json:"created_at"`
+	UpdatedAt     admin.Time      `json:"updated_at"`
+}
+
+// Input is a metafield as given inside a resource's metafields array.
+type Input struct {
+	Namespace   *string         `json:"namespace"`
+	Key         *string         `json:"key"`
+	Value       json.RawMessage `json:"value"`
+	ValueType   *string         `json:"value_type"`
+	Description *string         `json:"description"`
+}
+
+// Owner resources.
+const (
+	OwnerShop              = "shop"
+	OwnerPage              = "page"
+	OwnerArticle           = "article"
+	OwnerBlog              = "blog"
+	OwnerCustomCollection  = "custom_collection"
+	OwnerSmartCollection   = "smart_collection"
+	OwnerProduct           = "product"
+	OwnerVariant           = "variant"
+	OwnerCustomer          = "customer"
+	OwnerOrder             = "order"
+	maxPerWrite            = 40 // each costs two transaction items; DynamoDB allows 100
+	partition              = "metafield"
+	namespaceMin, keyMin   = 3, 3
+	namespaceMax, keyMax   = 20, 30
+	valueMax               = 100_000
+	descriptionMax         = 255
+	messageTooShortPattern = "is too short (minimum is %d characters)"
+	messageTooLongPattern  = "is too long (maximum is %d characters)"
+)
+
+// OwnerPartition is the GSI1 partition of an owner's metafields.
+func OwnerPartition(resource string, id int64) string {
+	return "metafield#owner#" + resource + "#" + strconv.FormatInt(id, 10)
+}
+
+func guardKey(resource string, owner int64, namespace, key string) store.Key {
+	return store.Key{PK: "metafield#key#" + resource + "#" + strconv.FormatInt(owner, 10), SK: namespace + "\n" + key}
+}
+
+// Key is the item key of a metafield.
+func Key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
+
+// Item is the stored item of m.
+func (m *Metafield) Item(version int64) store.Item {
+	return store.Item{
+		PK: partition, SK: records.IDSK(m.ID),
+		GSI1PK: OwnerPartition(m.OwnerResource, m.OwnerID), GSI1SK: records.IDSK(m.ID),
+		Version: version, Data: records.Encode(m),
+	}
+}
+
+// Validate checks one metafield's fields as §2.5 and part 7 say, adding
+// messages under prefix+field ("" for the metafield resource itself,
+// "metafields." inside another resource's input).
+func (in *Input) Validate(v *admin.Validation, prefix string) {
+	length := func(field string, s *string, min, max int) {
+		n := 0
+		if s != nil {
+			n = utf8.RuneCountInString(strings.TrimSpace(*s))
+		}
+		switch {
+		case n == 0:
+			v.Add(prefix+field, admin.MsgBlank)
+			v.Add(prefix+field, fmt.Sprintf(messageTooShortPattern, min))
+		case n < min:
+			v.Add(prefix+field, fmt.Sprintf(messageTooShortPattern, min))
+		case n > max:
+			v.Add(prefix+field, fmt.Sprintf(messageTooLongPattern, max))
+		case strings.ContainsAny(*s, "\n\r\x00"):
+			v.Add(prefix+field, admin.MsgInvalid)
+		}
+	}
+	length("namespace", in.Namespace, namespaceMin, namespaceMax)
+	length("key", in.Key, keyMin, keyMax)
+	switch {
+	case in.ValueType == nil || *in.ValueType == "":
+		v.Add(prefix+"value_type", admin.MsgBlank)
+		v.Add(prefix+"value_type", admin.MsgNotInList)
+	case *in.ValueType != "string" && *in.ValueType != "integer":
+		v.Add(prefix+"value_type", admin.MsgNotInList)
+	}
+	if _, ok := in.value(); !ok {
+		v.Add(prefix+"value", admin.MsgBlank)
+	} else if in.ValueType != nil && *in.ValueType == "integer" {
+		if _, ok := in.integer(); !ok {
+			v.Add(prefix+"value", "must be an integer")
+		}
+	}
+	if in.Description != nil && utf8.RuneCountInString(*in.Description) > descriptionMax {
+		v.Add(prefix+"description", fmt.Sprintf(messageTooLongPattern, descriptionMax))
+	}
+}
+
+// value returns the value as stored JSON: a string, or an integer for
+// value_type integer (sent as a number or a numeric string).
+func (in *Input) value() (json.RawMessage, bool) {
+	raw := strings.TrimSpace(string(in.Value))
+	if raw == "" || raw == "null" || raw == `""` || len(raw) > valueMax {
+		return nil, false
+	}
+	if in.ValueType != nil && *in.ValueType == "integer" {
+		if n, ok := in.integer(); ok {
+			return json.RawMessage(strconv.FormatInt(n, 10)), true
+		}
+		return json.RawMessage(raw), true
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal([]byte(raw), &s) != nil || strings.TrimSpace(s) == "" {
+			return nil, false
+		}
+		return json.RawMessage(raw), true
+	case '{', '[', 't', 'f':
+		return nil, false
+	}
+	b, _ := json.Marshal(raw) // a number given for a string: keep its text
+	return b, true
+}
+
+func (in *Input) integer() (int64, bool) {
+	raw := strings.TrimSpace(string(in.Value))
+	raw = strings.Trim(raw, `"`)
+	n, err := strconv.ParseInt(raw, 10, 64)
+	return n, err == nil
+}
+
+// ValidateInputs checks a resource's metafields array.
+func ValidateInputs(v *admin.Validation, inputs []Input) {
+	if len(inputs) > maxPerWrite {
+		v.Add("metafields", fmt.Sprintf("is too long (maximum is %d metafields per request)", maxPerWrite))
+		return
+	}
+	seen := map[string]bool{}
+	for i := range inputs {
+		inputs[i].Validate(v, "metafields.")
+		if inputs[i].Namespace != nil && inputs[i].Key != nil {
+			k := *inputs[i].Namespace + "\n" + *inputs[i].Key
+			if seen[k] && !v.Has("metafields.key") {
+				v.Add("metafields.key", "must be unique within this namespace")
+			}
+			seen[k] = true
+		}
+	}
+}
+
+// Ops returns the writes storing inputs (already validated) as metafields of
+// an owner: a new metafield per new namespace and key, an update of the
+// existing one otherwise (one GetItem per input to find it). They belong in
+// the owner's transaction; a concurrent writer of the same key makes the
+// guard or version condition fail and the whole write retry or fail.
+func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource string, owner int64, inputs []Input, now admin.Time) ([]store.Op, error) {
+	var ops []store.Op
+	for i := range inputs {
+		in := &inputs[i]
+		ns, k := strings.TrimSpace(*in.Namespace), strings.TrimSpace(*in.Key)
+		value, _ := in.value()
+		gk := guardKey(resource, owner, ns, k)
+		var g struct {
+			ID int64 `json:"id"`
+		}
+		_, err := records.Get(ctx, st, gk, &g)
+		switch {
+		case admin.ErrorCode(err) == admin.ENOTFOUND:
+			m := Metafield{ID: gen.Next(), Namespace: ns, Key: k, Value: value, ValueType: *in.ValueType,
+				Description: in.Description, OwnerID: owner, OwnerResource: resource, CreatedAt: now, UpdatedAt: now}
+			ops = append(ops,
+				store.Put(m.Item(1), store.IfAbsent, 0),
+				store.Put(store.Item{PK: gk.PK, SK: gk.SK, Version: 1, Data: records.Encode(map[string]int64{"id": m.ID})}, store.IfAbsent, 0),
+				records.CountOp(partition, 1))
+		case err != nil:
+			return nil, err
+		default:
+			var m Metafield
+			it, err := records.Get(ctx, st, Key(g.ID), &m)
+			if err != nil {
+				return nil, err
+			}
+			m.Value, m.ValueType, m.UpdatedAt = value, *in.ValueType, now
+			if in.Description != nil {
+				m.Description = in.Description
+			}
+			ops = append(ops, records.PutNext(m.Item(it.Version)))
+		}
+	}
+	return ops, nil
+}
+
+// DeleteOwnerOps returns the writes deleting every metafield of an owner
+// (when the owner is deleted): one Query of the owner's index partition.
+func DeleteOwnerOps(ctx context.Context, st store.Store, resource string, owner int64) ([]store.Op, error) {
+	items, err := records.List(ctx, st, store.Query{Index: store.GSI1, PK: OwnerPartition(resource, owner)}, nil, 0, maxPerWrite)
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	for i := range items {
+		var m Metafield
+		if err := records.Decode(&items[i], &m); err != nil {
+			return nil, err
+		}
+		ops = append(ops,
+			store.Delete(items[i].Key(), store.Always, 0),
+			store.Delete(guardKey(resource, owner, m.Namespace, m.Key), store.Always, 0),
+			records.CountOp(partition, -1))
+	}
+	return ops, nil
+}
