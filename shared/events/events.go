@@ -13,6 +13,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -161,4 +162,16 @@ func Ops(ev Event) []store.Op {
 		Data:    records.Encode(&ev),
 	}
 	return []store.Op{store.Put(it, store.IfAbsent, 0), records.CountOp(partition, 1)}
+}
+
+// UpdateVerb is the verb of an update: a change of published state is
+// logged as published or unpublished, anything else as update.
+func UpdateVerb(c publishing.Change) string {
+	switch c {
+	case publishing.Published:
+		return Published
+	case publishing.Unpublished:
+		return Unpublished
+	}
+	return Update
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
 
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -125,5 +126,42 @@ func Free(ctx context.Context, st store.Store, namespace, base string) (string, 
 		if h += suffix; !taken[h] {
 			return h, nil
 		}
+	}
+}
+
+// Create commits a new record that owns a unique handle. build returns the
+// record's writes for an id and handle (its first op the IfAbsent put of the
+// record, as records.Create wants); Create appends the handle's claim. An
+// explicit handle that is taken is 422 `handle has already been taken`; a
+// generated one moves on to the next free suffix.
+func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, explicit, title string,
+	build func(id int64, handle string) ([]store.Op, error)) (int64, string, error) {
+	base := FromTitle(title)
+	for attempt := 0; ; attempt++ {
+		handle := explicit
+		if handle == "" {
+			var err error
+			if handle, err = Free(ctx, st, namespace, base); err != nil {
+				return 0, "", err
+			}
+		}
+		claim := -1
+		id, err := records.Create(ctx, st, gen, func(id int64) ([]store.Op, error) {
+			ops, err := build(id, handle)
+			if err != nil {
+				return nil, err
+			}
+			claim = len(ops)
+			return append(ops, Claim(namespace, handle, id)), nil
+		})
+		if store.FailedOp(err) == claim {
+			if explicit != "" {
+				return 0, "", admin.Invalid("handle", admin.MsgTaken)
+			}
+			if attempt < 5 {
+				continue // a concurrent create took it first
+			}
+		}
+		return id, handle, err
 	}
 }

@@ -37,14 +37,14 @@ func ParsePage(r *http.Request) (Page, error) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			return p, badParam("limit", "must be an integer between 1 and 250")
+			return p, BadParam("limit", "must be an integer between 1 and 250")
 		}
 		p.Limit = n
 	}
 	if s := q.Get("page"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1_000_000 {
-			return p, badParam("page", "must be an integer greater than 0")
+			return p, BadParam("page", "must be an integer greater than 0")
 		}
 		p.Page = n
 	}
@@ -64,7 +64,7 @@ func ParseIDParam(q url.Values, name string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 || n > ids.Max {
-		return 0, badParam(name, "must be a non-negative integer")
+		return 0, BadParam(name, "must be a non-negative integer")
 	}
 	return n, nil
 }
@@ -83,7 +83,8 @@ func ParseID(r *http.Request, name string) (int64, error) {
 	return n, nil
 }
 
-func badParam(name, msg string) error {
+// BadParam is the 400 of a query parameter that cannot be used.
+func BadParam(name, msg string) error {
 	return &admin.Error{Code: admin.EBADREQUEST, Fields: map[string][]string{name: {msg}}}
 }
 
@@ -200,7 +201,7 @@ func ParseRange(q url.Values, name string, loc *time.Location) (Range, error) {
 		}
 		t, ok := ParseTime(s, loc)
 		if !ok {
-			return r, badParam(name+end.suffix, "must be a date (YYYY-MM-DD), a date and time (YYYY-MM-DD HH:MM) or an ISO 8601 timestamp")
+			return r, BadParam(name+end.suffix, "must be a date (YYYY-MM-DD), a date and time (YYYY-MM-DD HH:MM) or an ISO 8601 timestamp")
 		}
 		*end.dst = t
 	}

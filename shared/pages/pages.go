@@ -1,0 +1,102 @@
+// Package pages serves /web/pages (spec §2.4, §4.4).
+//
+// Items: page/<id>; its handle is claimed by handle#page/<handle>; its
+// metafields are metafield items owned by ("page", id); every change writes
+// a Page event in the same transaction.
+package pages
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Page is the stored and returned record.
+type Page struct {
+	ID             int64      `json:"id"`
+	ShopID         int64      `json:"shop_id"`
+	Title          string     `json:"title"`
+	Handle         string     `json:"handle"`
+	BodyHTML       string     `json:"body_html"`
+	Author         string     `json:"author"`
+	PublishedAt    admin.Time `json:"published_at"`
+	TemplateSuffix *string    `json:"template_suffix"`
+	CreatedAt      admin.Time `json:"created_at"`
+	UpdatedAt      admin.Time `json:"updated_at"`
+}
+
+type input struct {
+	Title          *string            `json:"title"`
+	Handle         *string            `json:"handle"`
+	BodyHTML       *string            `json:"body_html"`
+	Author         *string            `json:"author"`
+	TemplateSuffix *string            `json:"template_suffix"`
+	Published      *bool              `json:"published"`
+	Metafields     []metafields.Input `json:"metafields"`
+}
+
+const (
+	partition = "page"
+	// HandleNamespace is the namespace of page handles.
+	HandleNamespace = "page"
+	maxTitle        = 255
+	maxBody         = 512 << 10
+)
+
+func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
+
+func (p *Page) item(version int64) store.Item {
+	return store.Item{PK: partition, SK: records.IDSK(p.ID), Version: version, Data: records.Encode(p)}
+}
+
+// subject is the page as the events log names it.
+func (p *Page) subject() events.Subject {
+	return events.Subject{Type: events.Page, ID: p.ID, Path: "/pages/" + p.Handle, Label: p.Title}
+}
+
+// apply validates in and merges it into p (all but publishing and handle
+// claims, which need the store).
+func (in *input) apply(p *Page, create bool) error {
+	var v admin.Validation
+	if in.Title != nil || create {
+		t := ""
+		if in.Title != nil {
+			t = strings.TrimSpace(*in.Title)
+		}
+		switch {
+		case t == "":
+			v.Add("title", admin.MsgBlank)
+		case utf8.RuneCountInString(t) > maxTitle:
+			v.Add("title", "is too long (maximum is 255 characters)")
+		default:
+			p.Title = t
+		}
+	}
+	if in.Handle != nil && !handles.Valid(*in.Handle) {
+		v.Add("handle", admin.MsgInvalid)
+	}
+	if in.BodyHTML != nil {
+		if len(*in.BodyHTML) > maxBody {
+			v.Add("body_html", "is too long (maximum is 512 KB)")
+		}
+		p.BodyHTML = *in.BodyHTML
+	}
+	if in.Author != nil {
+		p.Author = strings.TrimSpace(*in.Author)
+	}
+	if in.TemplateSuffix != nil {
+		if s := strings.TrimSpace(*in.TemplateSuffix); s == "" {
+			p.TemplateSuffix = nil
+		} else {
+			p.TemplateSuffix = &s
+		}
+	}
+	metafields.ValidateInputs(&v, in.Metafields)
+	return v.Err()
+}

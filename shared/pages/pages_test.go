@@ -1,0 +1,227 @@
+package pages_test
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/pages"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+var group = api.Group{Name: "pages", Routes: pages.Routes}
+
+func create(t *testing.T, e *apitest.Env, fields map[string]any) map[string]any {
+	t.Helper()
+	return e.Do("POST", "/web/pages.json", map[string]any{"page": fields}).Expect(t, 201).Object(t, "page")
+}
+
+func path(p map[string]any) string { return fmt.Sprintf("/web/pages/%d.json", int64(p["id"].(float64))) }
+
+// pageEvents reads the events log directly: the events endpoints are another group.
+func pageEvents(t *testing.T, e *apitest.Env, id float64) []events.Event {
+	t.Helper()
+	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI2, PK: events.SubjectPartition(events.Page, int64(id))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := records.DecodeAll[events.Event](items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestPages(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		t.Run("create publishes, generates a unique handle, logs an event", func(t *testing.T) {
+			p := create(t, e, map[string]any{"title": "Warranty information", "body_html": "<h2>Warranty</h2>"})
+			if p["handle"] != "warranty-information" || p["published_at"] == nil || p["shop_id"] != 1.0 || p["author"] != "Demo App" {
+				t.Fatalf("got %v", p)
+			}
+			if p["template_suffix"] != nil || p["created_at"] != p["updated_at"] {
+				t.Fatalf("got %v", p)
+			}
+			second := create(t, e, map[string]any{"title": "Warranty   Information!"})
+			third := create(t, e, map[string]any{"title": "warranty information"})
+			if second["handle"] != "warranty-information-1" || third["handle"] != "warranty-information-2" {
+				t.Fatalf("handles %v %v", second["handle"], third["handle"])
+			}
+			evs := pageEvents(t, e, p["id"].(float64))
+			if len(evs) != 1 || evs[0].Verb != "create" || evs[0].Author != "Demo App" ||
+				evs[0].Message != `New page created: <a href="/pages/warranty-information">Warranty information</a>` ||
+				evs[0].Path == nil || *evs[0].Path != "/pages/warranty-information" {
+				t.Fatalf("events %+v", evs)
+			}
+		})
+		t.Run("validation", func(t *testing.T) {
+			res := e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"body_html": "x"}}).Expect(t, 422)
+			if strings.TrimSpace(string(res.Body)) != `{"errors":{"title":["can't be blank"]}}` {
+				t.Fatalf("got %s", res.Body)
+			}
+			res = e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": "x", "metafields": []any{
+				map[string]any{"namespace": "ab", "key": "", "value_type": "float"}}}}).Expect(t, 422)
+			errs := res.JSON(t)["errors"].(map[string]any)
+			for _, f := range []string{"metafields.namespace", "metafields.key", "metafields.value", "metafields.value_type"} {
+				if _, ok := errs[f]; !ok {
+					t.Fatalf("no %s error: %s", f, res.Body)
+				}
+			}
+			if c := e.Do("GET", "/web/pages/count.json?title=x", nil).JSON(t)["count"]; c != 0.0 {
+				t.Fatalf("a rejected page was stored: %v", c)
+			}
+		})
+		t.Run("publishing convention and update events", func(t *testing.T) {
+			p := create(t, e, map[string]any{"title": "Hidden", "published": false})
+			if p["published_at"] != nil {
+				t.Fatalf("published_at %v", p["published_at"])
+			}
+			shown := e.Do("PUT", path(p), map[string]any{"page": map[string]any{"published": true}}).Expect(t, 200).Object(t, "page")
+			if shown["published_at"] == nil {
+				t.Fatal("not published")
+			}
+			hidden := e.Do("PUT", path(p), map[string]any{"page": map[string]any{"published": false, "author": "Ann"}}).Expect(t, 200).Object(t, "page")
+			if hidden["published_at"] != nil || hidden["author"] != "Ann" {
+				t.Fatalf("got %v", hidden)
+			}
+			e.Do("PUT", path(p), map[string]any{"page": map[string]any{"body_html": "new"}}).Expect(t, 200)
+			var verbs []string
+			for _, ev := range pageEvents(t, e, p["id"].(float64)) {
+				verbs = append(verbs, ev.Verb)
+			}
+			if strings.Join(verbs, ",") != "create,published,unpublished,update" {
+				t.Fatalf("verbs %v", verbs)
+			}
+		})
+		t.Run("handles are settable and unique on update", func(t *testing.T) {
+			a := create(t, e, map[string]any{"title": "Alpha"})
+			create(t, e, map[string]any{"title": "Beta"})
+			res := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "beta"}}).Expect(t, 422)
+			if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
+				t.Fatalf("got %s", res.Body)
+			}
+			e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "Not Valid"}}).Expect(t, 422)
+			moved := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "alpha-moved", "title": "Alpha 2"}}).Expect(t, 200).Object(t, "page")
+			if moved["handle"] != "alpha-moved" || moved["title"] != "Alpha 2" {
+				t.Fatalf("got %v", moved)
+			}
+			if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
+				t.Fatalf("the old handle was not released: %v", again["handle"])
+			}
+			if l := e.Do("GET", "/web/pages.json?handle=alpha-moved", nil).Expect(t, 200).List(t, "pages"); len(l) != 1 {
+				t.Fatalf("handle filter %v", l)
+			}
+		})
+		t.Run("delete releases the handle, removes metafields and logs destroy", func(t *testing.T) {
+			p := create(t, e, map[string]any{"title": "Gone", "metafields": []any{
+				map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
+			owned, _, err := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("page", int64(p["id"].(float64)))})
+			if err != nil || len(owned) != 1 {
+				t.Fatalf("metafields %v %v", owned, err)
+			}
+			var m metafields.Metafield
+			records.Decode(&owned[0], &m)
+			if string(m.Value) != "25" || m.Namespace != "inventory" || m.OwnerResource != "page" {
+				t.Fatalf("metafield %+v", m)
+			}
+			e.Do("DELETE", path(p), nil).Expect(t, 200)
+			e.Do("GET", path(p), nil).Expect(t, 404)
+			owned, _, _ = e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("page", int64(p["id"].(float64)))})
+			if len(owned) != 0 {
+				t.Fatal("metafields outlive their page")
+			}
+			evs := pageEvents(t, e, p["id"].(float64))
+			if last := evs[len(evs)-1]; last.Verb != "destroy" || last.Message != `<a href="/pages/gone">Gone</a> was destroyed.` {
+				t.Fatalf("event %+v", last)
+			}
+			if c := create(t, e, map[string]any{"title": "Gone"}); c["handle"] != "gone" {
+				t.Fatalf("handle %v", c["handle"])
+			}
+		})
+		t.Run("titles are escaped in event messages", func(t *testing.T) {
+			p := create(t, e, map[string]any{"title": `<script>alert(1)</script>`})
+			if msg := pageEvents(t, e, p["id"].(float64))[0].Message; strings.Contains(msg, "<script>") {
+				t.Fatalf("message %s", msg)
+			}
+		})
+	}, group)
+}
+
+func TestPageFilters(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		a := create(t, e, map[string]any{"title": "About"})
+		create(t, e, map[string]any{"title": "Contact", "published": false})
+		create(t, e, map[string]any{"title": "About"})
+		list := func(q string) []any { return e.Do("GET", "/web/pages.json"+q, nil).Expect(t, 200).List(t, "pages") }
+		count := func(q string) float64 { return e.Do("GET", "/web/pages/count.json"+q, nil).Expect(t, 200).JSON(t)["count"].(float64) }
+		if n := len(list("?title=About")); n != 2 {
+			t.Fatalf("title: %d", n)
+		}
+		if n := len(list("?published_status=unpublished")); n != 1 || count("?published_status=published") != 2 {
+			t.Fatalf("published_status: %d", n)
+		}
+		e.Do("GET", "/web/pages.json?published_status=sometimes", nil).Expect(t, 400)
+		if count("") != 3 {
+			t.Fatal("count")
+		}
+		created, _ := time.Parse(time.RFC3339, a["created_at"].(string))
+		loc, _ := time.LoadLocation("America/New_York")
+		tomorrow := created.In(loc).AddDate(0, 0, 1).Format("2006-01-02")
+		yesterday := created.In(loc).AddDate(0, 0, -1).Format("2006-01-02")
+		if n := len(list("?created_at_min=" + yesterday + "&created_at_max=" + tomorrow)); n != 3 {
+			t.Fatalf("created_at day range: %d", n)
+		}
+		if n := count("?updated_at_min=" + tomorrow); n != 0 {
+			t.Fatalf("updated_at_min tomorrow: %v", n)
+		}
+		after := url.QueryEscape(created.Add(time.Hour).Format(time.RFC3339))
+		if n := len(list("?published_at_max=" + after)); n != 2 {
+			t.Fatalf("published_at_max: %d", n)
+		}
+		if l := list("?fields=id,handle&limit=1&page=2"); len(l) != 1 || len(l[0].(map[string]any)) != 2 {
+			t.Fatalf("fields/paging %v", l)
+		}
+		if l := list(fmt.Sprintf("?since_id=%d", int64(a["id"].(float64)))); len(l) != 2 {
+			t.Fatalf("since_id %v", l)
+		}
+	}, group)
+}
+
+// Concurrent creates of one title: every page gets its own handle.
+func TestConcurrentHandles(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		const n = 8
+		var wg sync.WaitGroup
+		handles := make(chan string, n)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": "Same"}})
+				if res.Status == 201 {
+					handles <- res.Object(t, "page")["handle"].(string)
+				}
+			}()
+		}
+		wg.Wait()
+		close(handles)
+		seen := map[string]bool{}
+		for h := range handles {
+			if seen[h] {
+				t.Fatalf("handle %s given twice", h)
+			}
+			seen[h] = true
+		}
+		if len(seen) != n {
+			t.Fatalf("%d of %d creates succeeded", len(seen), n)
+		}
+	}, group)
+}
