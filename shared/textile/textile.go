@@ -30,35 +30,64 @@ func Render(body string) string {
 			lines = nil
 		}
 	}
-	for line := range strings.SplitSeq(body, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
+	for text := range strings.SplitSeq(body, "\n") {
+		text = strings.TrimSpace(text)
+		if text == "" {
 			flush()
 			continue
 		}
-		lines = append(lines, inline(line))
+		lines = append(lines, renderLine(text))
 	}
 	flush()
 	return strings.Join(paras, "\n")
 }
 
-// inline renders one line: links and strong/em spans; the rest is escaped.
-func inline(s string) string {
+// renderLine renders one line: links and strong/em spans; the rest is
+// escaped. The work is linear in the line's length: each span's closer is
+// looked up in a table rather than searched for.
+func renderLine(s string) string {
+	l := line{s: s, close: map[byte][]int{'*': closers(s, '*'), '_': closers(s, '_')}}
+	return l.inline(0, len(s))
+}
+
+type line struct {
+	s string
+	// close[m][j] is the first index >= j of a marker m that can close a
+	// span, or len(s): like Textile, a closer follows non-space text and
+	// ends a word.
+	close map[byte][]int
+}
+
+func closers(s string, m byte) []int {
+	next := make([]int, len(s)+1)
+	next[len(s)] = len(s)
+	for j := len(s) - 1; j >= 0; j-- {
+		next[j] = next[j+1]
+		if s[j] == m && j > 0 && !isSpace(lastRune(s[:j])) && !wordy(firstRune(s[j+1:]), m) {
+			next[j] = j
+		}
+	}
+	return next
+}
+
+// inline renders s[lo:hi].
+func (l *line) inline(lo, hi int) string {
+	s := l.s
 	var b strings.Builder
-	lit := 0 // start of the pending literal run s[lit:i]
-	for i := 0; i < len(s); {
+	lit := lo // start of the pending literal run s[lit:i]
+	for i := lo; i < hi; {
 		var out string
 		next := -1
 		switch s[i] {
 		case '"':
-			out, next = link(s, i)
+			out, next = l.link(i, hi)
 		case '*', '_':
-			if j := closer(s, i); j > 0 {
+			if j := l.closer(i, hi); j > 0 {
 				tag := "strong"
 				if s[i] == '_' {
 					tag = "em"
 				}
-				out, next = "<"+tag+">"+inline(s[i+1:j])+"</"+tag+">", j+1
+				out, next = "<"+tag+">"+l.inline(i+1, j)+"</"+tag+">", j+1
 			}
 		}
 		if next < 0 {
@@ -69,23 +98,21 @@ func inline(s string) string {
 		b.WriteString(out)
 		i, lit = next, next
 	}
-	b.WriteString(html.EscapeString(s[lit:]))
+	b.WriteString(html.EscapeString(s[lit:hi]))
 	return b.String()
 }
 
-// closer returns the index of the marker closing the span that s[i] opens,
-// or -1 if s[i] does not open one. Like Textile, a marker opens only at the
-// start of a word (so 2*3*4 and snake_case_name stay literal), the span's
-// text may not start or end with a space, and a closer must end a word.
-func closer(s string, i int) int {
-	m := s[i]
-	if wordy(lastRune(s[:i]), m) || i+1 >= len(s) || isSpace(firstRune(s[i+1:])) || s[i+1] == m {
+// closer returns the index before hi of the marker closing the span that
+// s[i] opens, or -1 if s[i] does not open one there. Like Textile, a marker
+// opens only at the start of a word (so 2*3*4 and snake_case_name stay
+// literal) and the span's text may not start or end with a space.
+func (l *line) closer(i, hi int) int {
+	s, m := l.s, l.s[i]
+	if wordy(lastRune(s[:i]), m) || i+2 >= hi || isSpace(firstRune(s[i+1:])) || s[i+1] == m {
 		return -1
 	}
-	for j := i + 2; j < len(s); j++ {
-		if s[j] == m && !isSpace(lastRune(s[:j])) && !wordy(firstRune(s[j+1:]), m) {
-			return j
-		}
+	if j := l.close[m][i+2]; j < hi {
+		return j
 	}
 	return -1
 }
@@ -93,43 +120,53 @@ func closer(s string, i int) int {
 // link renders the link "text":url starting at s[i], returning the HTML and
 // the index after the link, or -1 if there is no link there (or its URL is
 // not http, https or mailto).
-func link(s string, i int) (string, int) {
+func (l *line) link(i, hi int) (string, int) {
+	s := l.s
 	if wordy(lastRune(s[:i]), '"') {
 		return "", -1
 	}
-	k := strings.IndexByte(s[i+1:], '"') + i + 1
-	if k <= i || strings.TrimSpace(s[i+1:k]) == "" || !strings.HasPrefix(s[k+1:], ":") {
+	k := strings.IndexByte(s[i+1:hi], '"') + i + 1
+	if k <= i || strings.TrimSpace(s[i+1:k]) == "" || !strings.HasPrefix(s[k+1:hi], ":") {
 		return "", -1
 	}
 	start := k + 2
+	scheme := ""
+	for _, sc := range []string{"http://", "https://", "mailto:"} {
+		if len(s[start:hi]) >= len(sc) && strings.EqualFold(s[start:start+len(sc)], sc) {
+			scheme = sc
+		}
+	}
+	if scheme == "" {
+		return "", -1
+	}
 	end := start
-	for end < len(s) {
-		r, n := utf8.DecodeRuneInString(s[end:])
+	for end < hi {
+		r, n := utf8.DecodeRuneInString(s[end:hi])
 		if isSpace(r) {
 			break
 		}
 		end += n
 	}
 	url := trimURL(s[start:end])
-	href := ""
-	for _, scheme := range []string{"http://", "https://", "mailto:"} {
-		if len(url) > len(scheme) && strings.EqualFold(url[:len(scheme)], scheme) {
-			href = scheme + url[len(scheme):]
-		}
-	}
-	if href == "" {
+	if len(url) == len(scheme) {
 		return "", -1
 	}
-	return `<a href="` + html.EscapeString(href) + `">` + inline(s[i+1:k]) + "</a>", start + len(url)
+	href := html.EscapeString(scheme + url[len(scheme):])
+	return `<a href="` + href + `">` + l.inline(i+1, k) + "</a>", start + len(url)
 }
 
 // trimURL drops trailing sentence punctuation: periods, commas and closing
 // parentheses that have no opening one in the URL.
 func trimURL(u string) string {
+	unopened := strings.Count(u, ")") - strings.Count(u, "(")
 	for u != "" {
-		switch c := u[len(u)-1]; {
-		case c == '.' || c == ',':
-		case c == ')' && strings.Count(u, "(") < strings.Count(u, ")"):
+		switch u[len(u)-1] {
+		case '.', ',':
+		case ')':
+			if unopened <= 0 {
+				return u
+			}
+			unopened--
 		default:
 			return u
 		}
