@@ -15,7 +15,8 @@ CACHE ?= $(CURDIR)/.cache
 # shared/api/template_test.go checks both against api.Groups.
 SAM_FUNCTIONS := \
 	RedirectsFunction=functions/redirects \
-	ScriptTagsFunction=functions/script-tags
+	ScriptTagsFunction=functions/script-tags \
+	EventsFunction=functions/events
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // Lambda images may lack zoneinfo; shop zones must always resolve
 )
@@ -22,12 +23,19 @@ func (s *Shop) Location() *time.Location {
 	if s == nil || s.IANATimezone == "" {
 		return time.UTC
 	}
+	if loc, ok := zones.Load(s.IANATimezone); ok {
+		return loc.(*time.Location)
+	}
 	loc, err := time.LoadLocation(s.IANATimezone)
 	if err != nil {
 		return time.UTC
 	}
+	zones.Store(s.IANATimezone, loc)
 	return loc
 }
+
+// zones caches loaded time zones: loading one parses tzdata each time.
+var zones sync.Map
 
 // App is an installed application. Only the hash of its token is kept.
 type App struct {

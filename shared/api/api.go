@@ -10,6 +10,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
@@ -31,10 +32,11 @@ type Group struct {
 var (
 	Redirects  = Group{"redirects", redirects.Routes}
 	ScriptTags = Group{"script-tags", scripttags.Routes}
+	Events     = Group{"events", events.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags}
+var Groups = []Group{Redirects, ScriptTags, Events}
 
 // Handler serves the given groups under the HTTP conventions.
 func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {

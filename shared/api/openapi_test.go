@@ -41,8 +41,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	adminapi "github.com/storeadmin/adminapi"
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	eventlog "github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/seed"
@@ -357,7 +359,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 		}
 	})
 	// Resource schemas reject undocumented properties.
-	for _, name := range []string{"Redirect", "RedirectFields", "ScriptTag", "ScriptTagFields", "Count", "Empty"} {
+	for _, name := range []string{"Redirect", "RedirectFields", "ScriptTag", "ScriptTagFields", "Event", "EventFields", "Count", "Empty"} {
 		if s, _ := doc.schema(name).(map[string]any); s["additionalProperties"] != false {
 			t.Errorf("schema %s: additionalProperties must be false", name)
 		}
@@ -783,6 +785,7 @@ func TestOpenAPIScenario(t *testing.T) {
 
 	t.Run("redirects", s.redirects)
 	t.Run("script_tags", s.scriptTags)
+	t.Run("events", s.events)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -1146,4 +1149,85 @@ func (s *scenario) scriptTags(t *testing.T) {
 	s.do(demoToken, "DELETE", one(id1), nil, 200)
 	s.do(demoToken, "DELETE", one(id1), nil, 404)
 	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 1)
+}
+
+func (s *scenario) events(t *testing.T) {
+	s.t = t
+	const list, count = "/com/events.json", "/com/events/count.json"
+	one := func(id int64) string { return fmt.Sprintf("/com/events/%d.json", id) }
+	const productEvents, orderEvents = "/com/products/632910392/events.json", "/com/orders/450789469/events.json"
+
+	// No resource writes events yet: record them as a change would.
+	d := s.env.Deps
+	record := func(subject eventlog.Subject, verb string, at time.Time) int64 {
+		ev := eventlog.New(d.IDs, subject, verb, "", "Demo App")
+		if !at.IsZero() {
+			ev.CreatedAt = admin.Time{Time: at.UTC()}
+		}
+		if err := d.Store.Transact(context.Background(), eventlog.Ops(ev)...); err != nil {
+			t.Fatal(err)
+		}
+		return ev.ID
+	}
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2024, 3, 11, 10, 0, 0, 0, ny)
+	page := eventlog.Subject{Type: eventlog.Page, ID: 131092082, Path: "/pages/about-us", Label: "About us"}
+	product := eventlog.Subject{Type: eventlog.Product, ID: 632910392, Path: "/products/ipod-nano", Label: "IPod Nano - 8GB"}
+	order := eventlog.Subject{Type: eventlog.Order, ID: 450789469, Path: "/admin/orders/450789469", Label: "#1001"}
+	first := record(page, eventlog.Create, day)
+	record(page, eventlog.Published, day.Add(time.Hour))
+	record(product, eventlog.Create, day.Add(2*time.Hour))
+	record(order, "placed", day.Add(3*time.Hour))
+	record(product, eventlog.Update, time.Time{})
+	window := "created_at_min=" + url.QueryEscape("2024-03-11 10:00") + "&created_at_max=" + url.QueryEscape("2024-03-11 12:00")
+
+	// list: no scope needed
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "events", 5)
+	s.wantLen(s.do(roToken, "GET", list, nil, 200), "events", 5)
+	s.wantLen(s.do(noScopeToken, "GET", list, nil, 200), "events", 5)
+	s.wantLen(s.do(demoToken, "GET", list+"?limit=2&page=2", nil, 200), "events", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?since_id="+strconv.FormatInt(first, 10), nil, 200), "events", 4)
+	s.wantLen(s.do(demoToken, "GET", list+"?filter=Page", nil, 200), "events", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?filter=Product,Order", nil, 200), "events", 3)
+	s.wantLen(s.do(demoToken, "GET", list+"?filter=Product&verb=update", nil, 200), "events", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?verb=create", nil, 200), "events", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?"+window, nil, 200), "events", 3)
+	s.wantLen(s.do(demoToken, "GET", list+"?fields=id,verb,created_at", nil, 200), "events", 5)
+	for _, q := range []string{"limit=0", "limit=251", "page=0", "since_id=-1", "filter=Widget", "filter=Page,product", "created_at_min=yesterday"} {
+		s.do(demoToken, "GET", list+"?"+q, nil, 400)
+	}
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(badToken, "GET", list, nil, 401)
+
+	// count
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 5)
+	s.wantCount(s.do(noScopeToken, "GET", count, nil, 200), 5)
+	s.wantCount(s.do(demoToken, "GET", count+"?"+window, nil, 200), 3)
+	s.wantCount(s.do(demoToken, "GET", count+"?created_at_max=2000-01-01", nil, 200), 0)
+	s.do(demoToken, "GET", count+"?created_at_min=soon", nil, 400)
+	s.do(noToken, "GET", count, nil, 401)
+
+	// get
+	s.do(demoToken, "GET", one(first), nil, 200)
+	s.do(noScopeToken, "GET", one(first), nil, 200)
+	s.do(demoToken, "GET", one(first)+"?fields=verb,message", nil, 200)
+	s.do(demoToken, "GET", one(999999999), nil, 404)
+	s.do(demoToken, "GET", "/com/events/abc.json", nil, 404)
+	s.do(noToken, "GET", one(first), nil, 401)
+
+	// one product's and one order's events
+	s.wantLen(s.do(demoToken, "GET", productEvents, nil, 200), "events", 2)
+	s.wantLen(s.do(noScopeToken, "GET", productEvents+"?limit=1&page=2", nil, 200), "events", 1)
+	s.wantLen(s.do(demoToken, "GET", productEvents+"?fields=id,verb", nil, 200), "events", 2)
+	s.wantLen(s.do(demoToken, "GET", orderEvents, nil, 200), "events", 1)
+	s.wantLen(s.do(demoToken, "GET", orderEvents+"?limit=1&since_id=1", nil, 200), "events", 1)
+	s.do(demoToken, "GET", "/com/products/632910397/events.json", nil, 404)
+	s.do(demoToken, "GET", "/com/orders/1/events.json", nil, 404)
+	s.do(demoToken, "GET", productEvents+"?limit=0", nil, 400)
+	s.do(demoToken, "GET", orderEvents+"?page=x", nil, 400)
+	s.do(noToken, "GET", productEvents, nil, 401)
+	s.do(noToken, "GET", orderEvents, nil, 401)
 }
