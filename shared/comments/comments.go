@@ -1,0 +1,293 @@
+// Package comments serves /web/comments (spec §2.9, §3.1, §4.9).
+//
+// Items: comment/<id>, indexed by GSI1 article#<article id>#comment and GSI2
+// blog#<blog id>#comment so that the article_id and blog_id filters read only
+// their own comments; each of the three partitions has a sharded counter.
+// Creating a comment writes a Comment event in the same transaction; the
+// moderation actions (§3.1) are optimistic updates of the comment.
+package comments
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/textile"
+)
+
+// Comment is the stored and returned record.
+type Comment struct {
+	ID          int64      `json:"id"`
+	ArticleID   int64      `json:"article_id"`
+	BlogID      int64      `json:"blog_id"`
+	Author      string     `json:"author"`
+	Email       string     `json:"email"`
+	Body        string     `json:"body"`
+	BodyHTML    string     `json:"body_html"`
+	IP          string     `json:"ip"`
+	UserAgent   *string    `json:"user_agent"`
+	Status      string     `json:"status"`
+	PublishedAt admin.Time `json:"published_at"`
+	CreatedAt   admin.Time `json:"created_at"`
+	UpdatedAt   admin.Time `json:"updated_at"`
+}
+
+// Statuses of §3.1.
+const (
+	StatusPending    = "pending"
+	StatusUnapproved = "unapproved"
+	StatusPublished  = "published"
+	StatusSpam       = "spam"
+	StatusRemoved    = "removed"
+)
+
+// statuses are the values of the status filter.
+var statuses = []string{StatusPending, StatusPublished, StatusUnapproved, StatusSpam, StatusRemoved}
+
+type input struct {
+	Body      *string `json:"body"`
+	Author    *string `json:"author"`
+	Email     *string `json:"email"`
+	IP        *string `json:"ip"`
+	UserAgent *string `json:"user_agent"`
+	BlogID    *int64  `json:"blog_id"`
+	ArticleID *int64  `json:"article_id"`
+	// PublishedAt is raw so that null and malformed values are 422s naming it.
+	PublishedAt json.RawMessage `json:"published_at"`
+}
+
+const (
+	partition = "comment"
+	// articlePartition is where shared/articles keeps articles.
+	articlePartition = "article"
+	maxAuthor        = 255
+	maxBody          = 20000 // characters; the rendered HTML must fit a DynamoDB item too
+	maxUserAgent     = 1000
+	maxExcerpt       = 100
+)
+
+func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
+
+// ArticlePartition is the GSI1 partition of an article's comments.
+func ArticlePartition(articleID int64) string {
+	return seed.ChildPartition(articlePartition, articleID, partition)
+}
+
+// BlogPartition is the GSI2 partition of a blog's comments.
+func BlogPartition(blogID int64) string {
+	return seed.ChildPartition(seed.BlogPartition, blogID, partition)
+}
+
+func (c *Comment) item(version int64) store.Item {
+	sk := records.IDSK(c.ID)
+	return store.Item{
+		PK: partition, SK: sk,
+		GSI1PK: ArticlePartition(c.ArticleID), GSI1SK: sk,
+		GSI2PK: BlogPartition(c.BlogID), GSI2SK: sk,
+		Version: version, Data: records.Encode(c),
+	}
+}
+
+// countOps adjust the counters of the comment's three partitions.
+func (c *Comment) countOps(delta int64) []store.Op {
+	return []store.Op{
+		records.CountOp(partition, delta),
+		records.CountOp(ArticlePartition(c.ArticleID), delta),
+		records.CountOp(BlogPartition(c.BlogID), delta),
+	}
+}
+
+// excerpt is the start of the body shown in the event message.
+func excerpt(body string) string { return truncate(strings.TrimSpace(body), maxExcerpt) }
+
+// articleRef and blogRef are the fields of the article and blog items
+// (written by shared/articles and the seed) that a comment needs.
+type articleRef struct {
+	ID     int64  `json:"id"`
+	BlogID int64  `json:"blog_id"`
+	Title  string `json:"title"`
+	Handle string `json:"handle"`
+}
+
+type blogRef struct {
+	ID     int64  `json:"id"`
+	Title  string `json:"title"`
+	Handle string `json:"handle"`
+}
+
+func articleKey(id int64) store.Key { return store.Key{PK: articlePartition, SK: records.IDSK(id)} }
+
+func blogKey(id int64) store.Key { return store.Key{PK: seed.BlogPartition, SK: records.IDSK(id)} }
+
+// subject is the comment as the events log names it: the article's link
+// with the comment's id.
+func subject(id int64, b *blogRef, a *articleRef) events.Subject {
+	return events.Subject{Type: events.Comment, ID: id, Path: "/blogs/" + b.Handle + "/" + a.Handle, Label: a.Title}
+}
+
+// apply validates the fields create and update share and merges them into
+// c. loc reads a published_at without offset; published_at itself is
+// applied by the caller (only update accepts it).
+func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.Location) (publishedAt admin.Time, publish bool) {
+	if in.Author != nil || create {
+		a := strings.TrimSpace(deref(in.Author))
+		switch {
+		case a == "":
+			v.Add("author", admin.MsgBlank)
+		case utf8.RuneCountInString(a) > maxAuthor:
+			v.Add("author", "is too long (maximum is 255 characters)")
+		default:
+			c.Author = a
+		}
+	}
+	if in.Body != nil || create {
+		b := deref(in.Body)
+		switch {
+		case strings.TrimSpace(b) == "":
+			v.Add("body", admin.MsgBlank)
+		case utf8.RuneCountInString(b) > maxBody:
+			v.Add("body", "is too long (maximum is 20000 characters)")
+		default:
+			c.Body, c.BodyHTML = b, textile.Render(b)
+		}
+	}
+	if in.Email != nil || create {
+		e := strings.TrimSpace(deref(in.Email))
+		if !validEmail(e) {
+			v.Add("email", admin.MsgInvalid)
+		} else {
+			c.Email = e
+		}
+	}
+	if !create && len(in.PublishedAt) > 0 {
+		var s string
+		if err := json.Unmarshal(in.PublishedAt, &s); err != nil || in.PublishedAt[0] != '"' {
+			v.Add("published_at", admin.MsgInvalid)
+		} else if t, ok := httpapi.ParseTime(s, loc); !ok {
+			v.Add("published_at", admin.MsgInvalid)
+		} else {
+			return admin.Time{Time: t.UTC().Truncate(time.Second)}, true
+		}
+	}
+	return admin.Time{}, false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// validEmail accepts a plain address local@domain: no spaces, no display
+// name, a dotted domain of letters, digits and hyphens.
+func validEmail(e string) bool {
+	if len(e) > 254 || strings.ContainsAny(e, " \t\r\n<>()[],;:\"\\") {
+		return false
+	}
+	local, domain, ok := strings.Cut(e, "@")
+	if !ok || local == "" || len(local) > 64 || strings.Contains(domain, "@") ||
+		strings.HasPrefix(local, ".") || strings.HasSuffix(local, ".") || strings.Contains(local, "..") {
+		return false
+	}
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, r := range l {
+			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80) {
+				return false
+			}
+		}
+	}
+	return utf8.ValidString(e)
+}
+
+// clientIP is the posting address when the body gives none: the first
+// X-Forwarded-For entry, else the connection's address.
+func clientIP(r *http.Request) string {
+	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+		first, _, _ := strings.Cut(xff, ",")
+		if a, err := netip.ParseAddr(strings.TrimSpace(first)); err == nil {
+			return a.String()
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.String()
+	}
+	return ""
+}
+
+// truncate cuts s to at most n characters.
+func truncate(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// action is a moderation transition of §3.1.
+type action struct {
+	name string
+	from []string // nil: any state
+	to   string
+	desc string // the states of from, for the error message
+}
+
+var actions = []action{
+	{name: "approve", from: []string{StatusPending, StatusUnapproved}, to: StatusPublished, desc: "pending or unapproved"},
+	{name: "spam", to: StatusSpam},
+	{name: "not_spam", from: []string{StatusSpam}, to: StatusPublished, desc: "spam"},
+	{name: "remove", to: StatusRemoved},
+	{name: "restore", from: []string{StatusRemoved}, to: StatusPublished, desc: "removed"},
+}
+
+func (a *action) allowed(status string) bool {
+	if a.from == nil {
+		return true
+	}
+	for _, s := range a.from {
+		if s == status {
+			return true
+		}
+	}
+	return false
+}
+
+// apply moves c to the action's state; changed is false when it is there
+// already (spam of a spam comment, remove of a removed one).
+func (a *action) apply(c *Comment, now admin.Time) (changed bool, err error) {
+	if !a.allowed(c.Status) {
+		return false, admin.Invalid("status", "is "+c.Status+": "+a.name+" applies only to "+a.desc+" comments")
+	}
+	if c.Status == a.to {
+		return false, nil
+	}
+	c.Status, c.UpdatedAt = a.to, now
+	if a.to == StatusPublished && c.PublishedAt.IsZero() {
+		c.PublishedAt = now
+	}
+	return true, nil
+}
