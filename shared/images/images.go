@@ -43,8 +43,8 @@ type Input struct {
 // transaction (4 MB) beside their resource.
 const (
 	MaxDownload   = 20 << 20
-	MaxAttachment = 3 << 20
-	chunkSize     = 350 << 10 // under DynamoDB's 400 KB item limit
+	MaxAttachment = 5 << 19   // 2.5 MB: its Base64 chunks and the resource fit a 4 MB transaction
+	chunkSize     = 256 << 10 // Base64 in the item: 342 KB, under DynamoDB's 400 KB item limit
 	// MaxBody is the request body limit of routes accepting an attachment.
 	MaxBody = MaxAttachment*4/3 + 64<<10
 )
@@ -62,7 +62,7 @@ func Resolve(ctx context.Context, client *outbound.Client, shop *admin.Shop, id 
 			return nil, nil, admin.Invalid("image", "attachment is not valid Base64")
 		}
 		if len(b) > MaxAttachment {
-			return nil, nil, admin.Invalid("image", "attachment is too large (maximum is 3 MB)")
+			return nil, nil, admin.Invalid("image", "attachment is too large (maximum is 2.5 MB)")
 		}
 		data = b
 	case in.Src != nil && *in.Src != "":

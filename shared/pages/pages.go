@@ -46,7 +46,6 @@ const (
 	// HandleNamespace is the namespace of page handles.
 	HandleNamespace = "page"
 	maxTitle        = 255
-	maxBody         = 512 << 10
 )
 
 func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
@@ -82,10 +81,10 @@ func (in *input) apply(p *Page, create bool) error {
 		v.Add("handle", admin.MsgInvalid)
 	}
 	if in.BodyHTML != nil {
-		if len(*in.BodyHTML) > maxBody {
-			v.Add("body_html", "is too long (maximum is 512 KB)")
-		}
 		p.BodyHTML = *in.BodyHTML
+		if len(records.Encode(p)) > records.MaxData {
+			v.Add("body_html", "is too long (the page may take at most 350 KB stored)")
+		}
 	}
 	if in.Author != nil {
 		p.Author = strings.TrimSpace(*in.Author)

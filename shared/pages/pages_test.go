@@ -24,7 +24,9 @@ func create(t *testing.T, e *apitest.Env, fields map[string]any) map[string]any 
 	return e.Do("POST", "/web/pages.json", map[string]any{"page": fields}).Expect(t, 201).Object(t, "page")
 }
 
-func path(p map[string]any) string { return fmt.Sprintf("/web/pages/%d.json", int64(p["id"].(float64))) }
+func path(p map[string]any) string {
+	return fmt.Sprintf("/web/pages/%d.json", int64(p["id"].(float64)))
+}
 
 // pageEvents reads the events log directly: the events endpoints are another group.
 func pageEvents(t *testing.T, e *apitest.Env, id float64) []events.Event {
@@ -161,7 +163,9 @@ func TestPageFilters(t *testing.T) {
 		create(t, e, map[string]any{"title": "Contact", "published": false})
 		create(t, e, map[string]any{"title": "About"})
 		list := func(q string) []any { return e.Do("GET", "/web/pages.json"+q, nil).Expect(t, 200).List(t, "pages") }
-		count := func(q string) float64 { return e.Do("GET", "/web/pages/count.json"+q, nil).Expect(t, 200).JSON(t)["count"].(float64) }
+		count := func(q string) float64 {
+			return e.Do("GET", "/web/pages/count.json"+q, nil).Expect(t, 200).JSON(t)["count"].(float64)
+		}
 		if n := len(list("?title=About")); n != 2 {
 			t.Fatalf("title: %d", n)
 		}

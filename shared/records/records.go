@@ -59,6 +59,11 @@ func Count(ctx context.Context, st store.Store, partition string) (int, error) {
 	return int(n), nil
 }
 
+// MaxData is the largest record JSON an item may hold: DynamoDB items are at
+// most 400 KB with keys and attributes, and JSON escaping can make HTML
+// grow well past its input size, so resources check the encoded size.
+const MaxData = 350 << 10
+
 // Encode marshals a record for Item.Data.
 func Encode(v any) []byte {
 	b, err := json.Marshal(v)

@@ -1,0 +1,413 @@
+// Package articles serves the articles of blogs (spec §2.8, §4.8).
+//
+// Items:
+//   - article/<id>, GSI1 blog#<blog id>#article/<id>: a blog's articles in id
+//     (so creation) order; lists read that one partition.
+//   - handle#article#<blog id>/<handle>: the handle guard, unique per blog.
+//   - count#blog#<blog id>#article: the blog's sharded article count.
+//   - articleauthor/<author>, Nums n: how many articles the author has.
+//   - articletag#<blog id>/<tag>, Nums n: how many of the blog's articles
+//     carry the tag.
+//   - file#<file id>: the chunks of an attached image (shared/images).
+//
+// Metafields are owned by ("article", id). Every change writes the record,
+// its guard, counters, image chunks, metafields and an Article event in one
+// transaction.
+package articles
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Article is the returned record (§2.8).
+type Article struct {
+	ID             int64         `json:"id"`
+	BlogID         int64         `json:"blog_id"`
+	Title          string        `json:"title"`
+	Handle         string        `json:"handle"`
+	Author         string        `json:"author"`
+	UserID         *int64        `json:"user_id"`
+	BodyHTML       string        `json:"body_html"`
+	SummaryHTML    *string       `json:"summary_html"`
+	Tags           string        `json:"tags"`
+	Image          *images.Image `json:"image,omitempty"`
+	PublishedAt    admin.Time    `json:"published_at"`
+	TemplateSuffix *string       `json:"template_suffix"`
+	CreatedAt      admin.Time    `json:"created_at"`
+	UpdatedAt      admin.Time    `json:"updated_at"`
+}
+
+// record is the stored form: the article plus the id of its attached image
+// file, so that replacing the image or deleting the article removes the chunks.
+type record struct {
+	Article
+	ImageFile int64 `json:"image_file_id,omitempty"`
+}
+
+// Blog is the part of a seeded blog articles need.
+type Blog struct {
+	ID     int64  `json:"id"`
+	Title  string `json:"title"`
+	Handle string `json:"handle"`
+}
+
+const (
+	// Partition holds every article by id.
+	Partition       = "article"
+	authorPartition = "articleauthor"
+	maxTitle        = 255
+	maxAuthor       = 255
+	maxTag          = 255
+	maxTags         = 40
+	maxBody         = 256 << 10
+	maxSummary      = 64 << 10
+)
+
+// Key is the item key of an article.
+func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
+
+// BlogIndex is the GSI1 partition of a blog's articles (sort key IDSK(id)),
+// also the partition name of the blog's article count.
+func BlogIndex(blogID int64) string { return "blog#" + strconv.FormatInt(blogID, 10) + "#article" }
+
+// HandleNamespace is the namespace of a blog's article handles.
+func HandleNamespace(blogID int64) string { return "article#" + strconv.FormatInt(blogID, 10) }
+
+func tagPartition(blogID int64) string { return "articletag#" + strconv.FormatInt(blogID, 10) }
+
+func blogKey(id int64) store.Key { return store.Key{PK: seed.BlogPartition, SK: records.IDSK(id)} }
+
+func (r *record) item(version int64) store.Item {
+	return store.Item{
+		PK: Partition, SK: records.IDSK(r.ID),
+		GSI1PK: BlogIndex(r.BlogID), GSI1SK: records.IDSK(r.ID),
+		Version: version, Data: records.Encode(r),
+	}
+}
+
+// Lookup reads an article by id; admin.NotFound when there is none.
+func Lookup(ctx context.Context, st store.Store, id int64) (*Article, error) {
+	var r record
+	if _, err := records.Get(ctx, st, Key(id), &r); err != nil {
+		return nil, err
+	}
+	return &r.Article, nil
+}
+
+// LookupBlog reads a seeded blog by id; admin.NotFound when there is none.
+func LookupBlog(ctx context.Context, st store.Store, id int64) (*Blog, error) {
+	var b Blog
+	if _, err := records.Get(ctx, st, blogKey(id), &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// Subject is the article as the events log names it (its storefront path is
+// /blogs/<blog handle>/<article handle>). Comment events reuse it with the
+// comment's id as ID.
+func (a *Article) Subject(blog *Blog) events.Subject {
+	return events.Subject{Type: events.Article, ID: a.ID, Path: "/blogs/" + blog.Handle + "/" + a.Handle, Label: a.Title}
+}
+
+// TagList returns the article's tags (stored normalized: sorted, ", "-joined).
+func (a *Article) TagList() []string { return splitTags(a.Tags) }
+
+func splitTags(s string) []string {
+	var out []string
+	for t := range strings.SplitSeq(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// normalizeTags trims the tags, drops empty and repeated ones and sorts them.
+func normalizeTags(s string) []string {
+	tags := splitTags(s)
+	sortNames(tags)
+	return slices.Compact(tags)
+}
+
+// sortNames sorts alphabetically: case-insensitively, then byte order.
+func sortNames(s []string) {
+	slices.SortFunc(s, func(a, b string) int {
+		if c := cmp.Compare(strings.ToLower(a), strings.ToLower(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+type input struct {
+	Title          *string            `json:"title"`
+	Handle         *string            `json:"handle"`
+	Author         *string            `json:"author"`
+	BodyHTML       *string            `json:"body_html"`
+	SummaryHTML    *string            `json:"summary_html"`
+	Tags           *string            `json:"tags"`
+	TemplateSuffix *string            `json:"template_suffix"`
+	Published      *bool              `json:"published"`
+	PublishedAt    json.RawMessage    `json:"published_at"`
+	Image          json.RawMessage    `json:"image"`
+	Metafields     []metafields.Input `json:"metafields"`
+}
+
+// publish is what the input says about the published state, for publishing.Apply.
+type publish struct {
+	published *bool
+	at        *admin.Time
+}
+
+// imageChange is what the input says about the image.
+type imageChange struct {
+	given  bool // the image key is present
+	remove bool // it is null
+	in     images.Input
+}
+
+// apply validates in and merges it into a (all but publishing, image and
+// handle claims, which need the store or the network).
+func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, imageChange, error) {
+	var v admin.Validation
+	if in.Title != nil || create {
+		t := ""
+		if in.Title != nil {
+			t = strings.TrimSpace(*in.Title)
+		}
+		switch {
+		case t == "":
+			v.Add("title", admin.MsgBlank)
+		case utf8.RuneCountInString(t) > maxTitle:
+			v.Add("title", "is too long (maximum is 255 characters)")
+		default:
+			a.Title = t
+		}
+	}
+	if in.Handle != nil && !handles.Valid(*in.Handle) {
+		v.Add("handle", admin.MsgInvalid)
+	}
+	if in.Author != nil {
+		switch s := strings.TrimSpace(*in.Author); {
+		case s == "" && !create:
+			v.Add("author", admin.MsgBlank)
+		case utf8.RuneCountInString(s) > maxAuthor:
+			v.Add("author", "is too long (maximum is 255 characters)")
+		case s != "":
+			a.Author = s
+		}
+	}
+	if in.BodyHTML != nil {
+		if len(*in.BodyHTML) > maxBody {
+			v.Add("body_html", "is too long (maximum is 256 KB)")
+		}
+		a.BodyHTML = *in.BodyHTML
+	}
+	if in.SummaryHTML != nil {
+		switch {
+		case len(*in.SummaryHTML) > maxSummary:
+			v.Add("summary_html", "is too long (maximum is 64 KB)")
+		case strings.TrimSpace(*in.SummaryHTML) == "":
+			a.SummaryHTML = nil
+		default:
+			s := *in.SummaryHTML
+			a.SummaryHTML = &s
+		}
+	}
+	if in.Tags != nil {
+		tags := normalizeTags(*in.Tags)
+		for _, t := range tags {
+			if utf8.RuneCountInString(t) > maxTag {
+				v.Add("tags", "contains a tag that is too long (maximum is 255 characters)")
+				break
+			}
+		}
+		if len(tags) > maxTags {
+			v.Add("tags", "is too long (maximum is 40 tags)")
+		}
+		a.Tags = strings.Join(tags, ", ")
+	}
+	if in.TemplateSuffix != nil {
+		if s := strings.TrimSpace(*in.TemplateSuffix); s == "" {
+			a.TemplateSuffix = nil
+		} else {
+			a.TemplateSuffix = &s
+		}
+	}
+	pub := publish{published: in.Published}
+	if raw := strings.TrimSpace(string(in.PublishedAt)); raw != "" {
+		var s string
+		switch {
+		case raw == "null":
+			// A null published_at hides the article, unless `published` says otherwise.
+			if pub.published == nil {
+				hide := false
+				pub.published = &hide
+			}
+		case json.Unmarshal([]byte(raw), &s) == nil:
+			if t, ok := ParsePublishedAt(s, loc); ok {
+				at := admin.Time{Time: t.UTC().Truncate(time.Second)}
+				pub.at = &at
+			} else {
+				v.Add("published_at", admin.MsgInvalid)
+			}
+		default:
+			v.Add("published_at", admin.MsgInvalid)
+		}
+	}
+	var img imageChange
+	if raw := strings.TrimSpace(string(in.Image)); raw != "" {
+		img.given = true
+		switch {
+		case raw == "null":
+			img.remove = true
+		case raw[0] != '{':
+			v.Add("image", "must be an object")
+		case json.Unmarshal([]byte(raw), &img.in) != nil:
+			v.Add("image", admin.MsgInvalid)
+		}
+	}
+	metafields.ValidateInputs(&v, in.Metafields)
+	return pub, img, v.Err()
+}
+
+// textLayouts are the date-time texts published_at accepts beside ISO 8601,
+// such as `Thu Mar 24 15:45:47 UTC 2011`.
+var textLayouts = []string{time.UnixDate, time.RubyDate, time.RFC1123, time.RFC1123Z, time.RFC850, time.RFC822, time.RFC822Z, time.ANSIC}
+
+// ParsePublishedAt reads a published_at input: ISO 8601, a date or date and
+// time without offset (in the shop's zone, loc), or a date-time text. A zone
+// abbreviation must be UTC, GMT or one of the shop's zone; any other would
+// silently be read as UTC, so it is refused.
+func ParsePublishedAt(s string, loc *time.Location) (time.Time, bool) {
+	if t, ok := httpapi.ParseTime(s, loc); ok {
+		return t, !t.IsZero()
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	for _, layout := range textLayouts {
+		t, err := time.ParseInLocation(layout, s, loc)
+		if err != nil {
+			continue
+		}
+		if name, off := t.Zone(); off == 0 && name != "" && name != "UTC" && name != "GMT" && t.Location() != loc {
+			continue // an unknown abbreviation (or a numeric zone read as one)
+		}
+		return t, !t.IsZero()
+	}
+	return time.Time{}, false
+}
+
+// counterOps adjust the author and tag counters from old to next (nil for
+// a create or a delete). Counters at zero stay behind and are skipped when read.
+func counterOps(old, next *Article) []store.Op {
+	var ops []store.Op
+	oldAuthor, nextAuthor := "", ""
+	var oldTags, nextTags []string
+	blogID := int64(0)
+	if old != nil {
+		oldAuthor, oldTags, blogID = old.Author, old.TagList(), old.BlogID
+	}
+	if next != nil {
+		nextAuthor, nextTags, blogID = next.Author, next.TagList(), next.BlogID
+	}
+	add := func(k store.Key, d int64) store.Op { return store.Add(k, store.Always, map[string]int64{"n": d}) }
+	if oldAuthor != nextAuthor {
+		if oldAuthor != "" {
+			ops = append(ops, add(store.Key{PK: authorPartition, SK: oldAuthor}, -1))
+		}
+		if nextAuthor != "" {
+			ops = append(ops, add(store.Key{PK: authorPartition, SK: nextAuthor}, 1))
+		}
+	}
+	for _, t := range oldTags {
+		if !slices.Contains(nextTags, t) {
+			ops = append(ops, add(store.Key{PK: tagPartition(blogID), SK: t}, -1))
+		}
+	}
+	for _, t := range nextTags {
+		if !slices.Contains(oldTags, t) {
+			ops = append(ops, add(store.Key{PK: tagPartition(blogID), SK: t}, 1))
+		}
+	}
+	return ops
+}
+
+// fits reports whether ops, plus extra more, make one transaction once
+// records.Transact has folded the count-shard ops (one per partition).
+func fits(ops []store.Op, extra int) bool {
+	n, counts := extra, map[string]bool{}
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind == store.OpAdd && op.Cond == store.Always && strings.HasPrefix(op.Key.PK, "count#") {
+			counts[op.Key.PK] = true
+			continue
+		}
+		n++
+	}
+	return n+len(counts) <= store.MaxTransactItems
+}
+
+var errTooManyChanges = admin.Invalid("base", "too many changes for one request: send fewer tags or metafields at a time")
+
+// fileDeleteOps are the writes deleting a stored image file (one Query of its chunks).
+func fileDeleteOps(ctx context.Context, st store.Store, fileID int64) ([]store.Op, error) {
+	if fileID == 0 {
+		return nil, nil
+	}
+	var ops []store.Op
+	q := store.Query{PK: images.FilePartition(fileID)}
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
+		}
+		if next == "" {
+			return ops, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// names reads a counter partition: the names whose count is positive, with counts.
+func names(ctx context.Context, st store.Store, partition string) ([]string, map[string]int64, error) {
+	var out []string
+	counts := map[string]int64{}
+	q := store.Query{PK: partition}
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range items {
+			if n := items[i].Nums["n"]; n > 0 {
+				out = append(out, items[i].SK)
+				counts[items[i].SK] = n
+			}
+		}
+		if next == "" {
+			return out, counts, nil
+		}
+		q.Cursor = next
+	}
+}
