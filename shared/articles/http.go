@@ -43,41 +43,25 @@ const wrapper, plural = "article", "articles"
 
 // filter is the list and count filters of §4.8.
 type filter struct {
-	handle, tag, author           string
-	created, updated, publishedAt httpapi.Range
-	status                        publishing.Status
+	handle, tag, author string
+	publishing.Filter
 }
 
 func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 	f := filter{handle: q.Get("handle"), tag: strings.TrimSpace(q.Get("tag")), author: strings.TrimSpace(q.Get("author"))}
-	loc := shop.Location()
 	var err error
-	if f.created, err = httpapi.ParseRange(q, "created_at", loc); err != nil {
-		return f, err
-	}
-	if f.updated, err = httpapi.ParseRange(q, "updated_at", loc); err != nil {
-		return f, err
-	}
-	if f.publishedAt, err = httpapi.ParseRange(q, "published_at", loc); err != nil {
-		return f, err
-	}
-	var ok bool
-	if f.status, ok = publishing.ParseStatus(q.Get("published_status")); !ok {
-		return f, httpapi.BadParam("published_status", "must be published, unpublished or any")
-	}
-	return f, nil
+	f.Filter, err = publishing.ParseFilter(q, shop.Location())
+	return f, err
 }
 
 func (f *filter) matches(a *Article) bool {
 	return (f.handle == "" || a.Handle == f.handle) && (f.author == "" || a.Author == f.author) &&
 		(f.tag == "" || slices.Contains(a.TagList(), f.tag)) &&
-		f.created.Contains(a.CreatedAt.Time) && f.updated.Contains(a.UpdatedAt.Time) &&
-		f.publishedAt.Contains(a.PublishedAt.Time) && f.status.Matches(a.PublishedAt)
+		f.Filter.Matches(a.CreatedAt, a.UpdatedAt, a.PublishedAt)
 }
 
 func (f *filter) empty() bool {
-	return f.handle == "" && f.tag == "" && f.author == "" && f.created.Empty() && f.updated.Empty() &&
-		f.publishedAt.Empty() && f.status == publishing.Any
+	return f.handle == "" && f.tag == "" && f.author == "" && f.Filter.Empty()
 }
 
 func (f *filter) matcher() records.Matcher {

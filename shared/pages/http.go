@@ -35,40 +35,23 @@ const wrapper, plural = "page", "pages"
 
 // filter is the list and count filters of §4.4.
 type filter struct {
-	title, handle                 string
-	created, updated, publishedAt httpapi.Range
-	status                        publishing.Status
+	title, handle string
+	publishing.Filter
 }
 
 func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 	f := filter{title: q.Get("title"), handle: q.Get("handle")}
-	loc := shop.Location()
 	var err error
-	if f.created, err = httpapi.ParseRange(q, "created_at", loc); err != nil {
-		return f, err
-	}
-	if f.updated, err = httpapi.ParseRange(q, "updated_at", loc); err != nil {
-		return f, err
-	}
-	if f.publishedAt, err = httpapi.ParseRange(q, "published_at", loc); err != nil {
-		return f, err
-	}
-	var ok bool
-	if f.status, ok = publishing.ParseStatus(q.Get("published_status")); !ok {
-		return f, httpapi.BadParam("published_status", "must be published, unpublished or any")
-	}
-	return f, nil
+	f.Filter, err = publishing.ParseFilter(q, shop.Location())
+	return f, err
 }
 
 func (f *filter) matches(p *Page) bool {
 	return (f.title == "" || p.Title == f.title) && (f.handle == "" || p.Handle == f.handle) &&
-		f.created.Contains(p.CreatedAt.Time) && f.updated.Contains(p.UpdatedAt.Time) &&
-		f.publishedAt.Contains(p.PublishedAt.Time) && f.status.Matches(p.PublishedAt)
+		f.Filter.Matches(p.CreatedAt, p.UpdatedAt, p.PublishedAt)
 }
 
-func (f *filter) empty() bool {
-	return f.title == "" && f.handle == "" && f.created.Empty() && f.updated.Empty() && f.publishedAt.Empty() && f.status == publishing.Any
-}
+func (f *filter) empty() bool { return f.title == "" && f.handle == "" && f.Filter.Empty() }
 
 // find lists the matching pages. A handle names at most one page, found
 // through its guard; other filters are checked on each page read.

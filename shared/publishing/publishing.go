@@ -2,7 +2,13 @@
 // shared by pages, articles, custom and smart collections.
 package publishing
 
-import "github.com/storeadmin/adminapi/shared/admin"
+import (
+	"net/url"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+)
 
 // Change is how a write moved the published state.
 type Change int
@@ -72,4 +78,42 @@ func (s Status) Matches(publishedAt admin.Time) bool {
 		return publishedAt.IsZero()
 	}
 	return true
+}
+
+// Filter is the list filters every published resource shares: the
+// created_at, updated_at and published_at ranges and published_status.
+type Filter struct {
+	Created, Updated, PublishedAt httpapi.Range
+	Status                        Status
+}
+
+// ParseFilter reads the shared filters; dates without an offset are read in loc.
+func ParseFilter(q url.Values, loc *time.Location) (Filter, error) {
+	var f Filter
+	var err error
+	if f.Created, err = httpapi.ParseRange(q, "created_at", loc); err != nil {
+		return f, err
+	}
+	if f.Updated, err = httpapi.ParseRange(q, "updated_at", loc); err != nil {
+		return f, err
+	}
+	if f.PublishedAt, err = httpapi.ParseRange(q, "published_at", loc); err != nil {
+		return f, err
+	}
+	var ok bool
+	if f.Status, ok = ParseStatus(q.Get("published_status")); !ok {
+		return f, httpapi.BadParam("published_status", "must be published, unpublished or any")
+	}
+	return f, nil
+}
+
+// Empty reports whether no shared filter was given.
+func (f *Filter) Empty() bool {
+	return f.Created.Empty() && f.Updated.Empty() && f.PublishedAt.Empty() && f.Status == Any
+}
+
+// Matches reports whether a record with these timestamps passes.
+func (f *Filter) Matches(created, updated, published admin.Time) bool {
+	return f.Created.Contains(created.Time) && f.Updated.Contains(updated.Time) &&
+		f.PublishedAt.Contains(published.Time) && f.Status.Matches(published)
 }
