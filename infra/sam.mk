@@ -16,7 +16,8 @@ CACHE ?= $(CURDIR)/.cache
 SAM_FUNCTIONS := \
 	RedirectsFunction=functions/redirects \
 	ScriptTagsFunction=functions/script-tags \
-	EventsFunction=functions/events
+	EventsFunction=functions/events \
+	PagesFunction=functions/pages
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

@@ -14,6 +14,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -33,10 +34,11 @@ var (
 	Redirects  = Group{"redirects", redirects.Routes}
 	ScriptTags = Group{"script-tags", scripttags.Routes}
 	Events     = Group{"events", events.Routes}
+	Pages      = Group{"pages", pages.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages}
 
 // Handler serves the given groups under the HTTP conventions.
 func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {

@@ -359,7 +359,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 		}
 	})
 	// Resource schemas reject undocumented properties.
-	for _, name := range []string{"Redirect", "RedirectFields", "ScriptTag", "ScriptTagFields", "Event", "EventFields", "Count", "Empty"} {
+	for _, name := range []string{"Redirect", "RedirectFields", "ScriptTag", "ScriptTagFields", "Event", "EventFields", "Page", "PageFields", "Count", "Empty"} {
 		if s, _ := doc.schema(name).(map[string]any); s["additionalProperties"] != false {
 			t.Errorf("schema %s: additionalProperties must be false", name)
 		}
@@ -727,6 +727,18 @@ func TestOpenAPIValidator(t *testing.T) {
 	bad(ref("ScriptTagResponse"), `{"script_tag":{`+strings.Replace(tag, "2024-03-11T10:00:00-04:00", "2024-03-11 10:00", 1)+`}}`)
 	bad(ref("ScriptTagResponse"), `{"script_tag":{`+strings.Replace(tag, `"onload"`, `"onclick"`, 1)+`}}`)
 	bad(ref("ScriptTagResponse"), `{"script_tag":{`+strings.Replace(tag, `"2024-03-11T10:00:00-04:00"`, `null`, 1)+`}}`)
+	page := `"id":1,"shop_id":1,"title":"About","handle":"about","body_html":"","author":"Demo App","published_at":null,"template_suffix":null,"created_at":"2024-03-11T10:00:00-04:00","updated_at":"2024-03-11T10:00:00-04:00"`
+	ok(ref("PageResponse"), `{"page":{`+page+`}}`)
+	ok(ref("PageResponse"), `{"page":{`+strings.Replace(page, `"published_at":null`, `"published_at":"2024-03-11T10:00:00-04:00"`, 1)+`}}`)
+	bad(ref("PageResponse"), `{"page":{`+page+`,"published":true}}`)
+	bad(ref("PageResponse"), `{"page":{`+strings.Replace(page, `"template_suffix":null,`, ``, 1)+`}}`)
+	bad(ref("PageResponse"), `{"page":{`+strings.Replace(page, `"title":"About"`, `"title":""`, 1)+`}}`)
+	ok(ref("PageFieldsResponse"), `{"page":{"id":1,"handle":"about"}}`)
+	bad(ref("PageFieldsResponse"), `{"page":{"id":1,"metafields":[]}}`)
+	ok(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":25,"value_type":"integer"}`)
+	ok(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"a","value_type":"string","description":null}`)
+	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":2.5,"value_type":"integer"}`)
+	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"a","value_type":"float"}`)
 	ok(ref("Count"), `{"count":0}`)
 	bad(ref("Count"), `{"count":-1}`)
 	ok(ref("Empty"), `{}`)
@@ -785,7 +797,8 @@ func TestOpenAPIScenario(t *testing.T) {
 
 	t.Run("redirects", s.redirects)
 	t.Run("script_tags", s.scriptTags)
-	t.Run("events", s.events)
+	t.Run("events", s.events) // before pages: it counts the events it records
+	t.Run("pages", s.pages)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -1230,4 +1243,137 @@ func (s *scenario) events(t *testing.T) {
 	s.do(demoToken, "GET", orderEvents+"?page=x", nil, 400)
 	s.do(noToken, "GET", productEvents, nil, 401)
 	s.do(noToken, "GET", orderEvents, nil, 401)
+}
+
+func (s *scenario) pages(t *testing.T) {
+	s.t = t
+	const list, count = "/web/pages.json", "/web/pages/count.json"
+	one := func(id int64) string { return fmt.Sprintf("/web/pages/%d.json", id) }
+	valid := M{"page": M{"title": "Shipping"}}
+	metafield := M{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}
+
+	// create
+	r1 := s.do(demoToken, "POST", list, M{"page": M{"title": "About us", "body_html": "<p>Since 2010.</p>",
+		"template_suffix": "contact", "metafields": []any{metafield, M{"namespace": "seo", "key": "hidden", "value": "no", "value_type": "string", "description": nil}}}}, 201)
+	id1 := s.id(r1, "page")
+	if p := r1.Object(t, "page"); p["handle"] != "about-us" || p["published_at"] == nil || p["template_suffix"] != "contact" || p["author"] != "Demo App" {
+		t.Errorf("create: %s", r1.Body)
+	}
+	r2 := s.do(demoToken, "POST", list, M{"page": M{"title": "About us", "published": false, "author": "Ann", "template_suffix": nil}}, 201)
+	id2 := s.id(r2, "page")
+	if p := r2.Object(t, "page"); p["handle"] != "about-us-1" || p["published_at"] != nil || p["author"] != "Ann" {
+		t.Errorf("create hidden: %s", r2.Body)
+	}
+	id3 := s.id(s.do(demoToken, "POST", list, M{"page": M{"title": "Contact", "handle": "contact_us"}}, 201), "page")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"body_html": "x"}}, 422), "title")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "   "}}, 422), "title")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": strings.Repeat("t", 256)}}, 422), "title")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "x", "handle": "Not Valid"}}, 422), "handle")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "x", "handle": "contact_us"}}, 422), "handle")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "x", "metafields": []any{
+		M{"namespace": "ab", "key": "", "value_type": "float"}}}}, 422),
+		"metafields.namespace", "metafields.key", "metafields.value", "metafields.value_type")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "x", "metafields": []any{
+		M{"namespace": "inventory", "key": "count", "value": "many", "value_type": "integer"}}}}, 422), "metafields.value")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "x", "metafields": []any{metafield, metafield}}}, 422), "metafields.key")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": 5}}, 422), "title")
+	s.wantFields(s.do(demoToken, "POST", list, M{"page": M{"title": "x", "published": "yes"}}, 422), "published")
+	s.do(demoToken, "POST", list, M{"pages": M{"title": "x"}}, 400)
+	s.do(demoToken, "POST", list, M{"page": []any{}}, 400)
+	s.do(demoToken, "POST", list, `{"page": {"title": }`, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(badToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+	s.do(noScopeToken, "POST", list, valid, 403)
+
+	// list
+	low := min(id1, id2, id3)
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "pages", 3)
+	s.wantLen(s.do(roToken, "GET", list, nil, 200), "pages", 3)
+	s.wantLen(s.do(demoToken, "GET", list+"?limit=2&page=2", nil, 200), "pages", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?since_id="+strconv.FormatInt(low, 10), nil, 200), "pages", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?title="+url.QueryEscape("About us"), nil, 200), "pages", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?handle=about-us-1", nil, 200), "pages", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?handle=nowhere", nil, 200), "pages", 0)
+	s.wantLen(s.do(demoToken, "GET", list+"?published_status=published", nil, 200), "pages", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?published_status=unpublished", nil, 200), "pages", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?published_status=any", nil, 200), "pages", 3)
+	s.wantLen(s.do(demoToken, "GET", list+"?created_at_min=2000-01-01&created_at_max="+url.QueryEscape("2999-01-01 00:00"), nil, 200), "pages", 3)
+	s.wantLen(s.do(demoToken, "GET", list+"?updated_at_min="+url.QueryEscape("2999-01-01T00:00:00+00:00"), nil, 200), "pages", 0)
+	s.wantLen(s.do(demoToken, "GET", list+"?updated_at_max=2999-01-01", nil, 200), "pages", 3)
+	// A hidden page has no published_at: a bounded range never matches it.
+	s.wantLen(s.do(demoToken, "GET", list+"?published_at_min=2000-01-01&published_at_max="+url.QueryEscape("2999-01-01T00:00:00-05:00"), nil, 200), "pages", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?fields=id,handle,published_at&limit=250", nil, 200), "pages", 3)
+	for _, q := range []string{"limit=0", "limit=251", "page=0", "since_id=-1", "since_id=x",
+		"published_status=sometimes", "created_at_min=yesterday", "updated_at_max=2024-13-45", "published_at_min=soon"} {
+		s.do(demoToken, "GET", list+"?"+q, nil, 400)
+	}
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(noScopeToken, "GET", list, nil, 403)
+
+	// count
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 3)
+	s.wantCount(s.do(roToken, "GET", count, nil, 200), 3)
+	s.wantCount(s.do(demoToken, "GET", count+"?title="+url.QueryEscape("About us"), nil, 200), 2)
+	s.wantCount(s.do(demoToken, "GET", count+"?handle=contact_us", nil, 200), 1)
+	s.wantCount(s.do(demoToken, "GET", count+"?published_status=unpublished", nil, 200), 1)
+	s.wantCount(s.do(demoToken, "GET", count+"?created_at_max=2000-01-01", nil, 200), 0)
+	s.wantCount(s.do(demoToken, "GET", count+"?published_at_min=2000-01-01&updated_at_min=2000-01-01", nil, 200), 2)
+	s.do(demoToken, "GET", count+"?published_status=draft", nil, 400)
+	s.do(demoToken, "GET", count+"?published_at_max=later", nil, 400)
+	s.do(noToken, "GET", count, nil, 401)
+	s.do(noScopeToken, "GET", count, nil, 403)
+
+	// get
+	s.do(demoToken, "GET", one(id1), nil, 200)
+	s.do(roToken, "GET", one(id2), nil, 200)
+	s.do(demoToken, "GET", one(id1)+"?fields=title,handle,template_suffix", nil, 200)
+	s.do(demoToken, "GET", one(999999999), nil, 404)
+	s.do(demoToken, "GET", "/web/pages/abc.json", nil, 404)
+	s.do(noToken, "GET", one(id1), nil, 401)
+	s.do(noScopeToken, "GET", one(id1), nil, 403)
+
+	// update
+	if res := s.do(demoToken, "PUT", one(id2), M{"page": M{"id": id2, "title": "About", "published": true, "metafields": []any{metafield}}}, 200); res.Status == 200 {
+		if p := res.Object(t, "page"); p["title"] != "About" || p["handle"] != "about-us-1" || p["published_at"] == nil || p["author"] != "Ann" {
+			t.Errorf("update: %s", res.Body)
+		}
+	}
+	if res := s.do(demoToken, "PUT", one(id1), M{"page": M{"handle": "about", "template_suffix": "", "published": false}}, 200); res.Status == 200 {
+		if p := res.Object(t, "page"); p["handle"] != "about" || p["template_suffix"] != nil || p["published_at"] != nil {
+			t.Errorf("update: %s", res.Body)
+		}
+	}
+	s.wantLen(s.do(demoToken, "GET", list+"?handle=about-us", nil, 200), "pages", 0)
+	s.do(demoToken, "PUT", one(id3), M{"page": M{"body_html": "<p>Write to us.</p>", "author": "Bob"}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(id3), M{"page": M{"handle": "about"}}, 422), "handle")
+	s.wantFields(s.do(demoToken, "PUT", one(id3), M{"page": M{"handle": ""}}, 422), "handle")
+	s.wantFields(s.do(demoToken, "PUT", one(id3), M{"page": M{"title": ""}}, 422), "title")
+	s.wantFields(s.do(demoToken, "PUT", one(id3), M{"page": M{"metafields": []any{M{"namespace": "inventory"}}}}, 422), "metafields.key", "metafields.value")
+	s.wantFields(s.do(demoToken, "PUT", one(id3), M{"page": M{"author": []any{}}}, 422), "author")
+	s.do(demoToken, "PUT", one(999999999), M{"page": M{"title": "x"}}, 404)
+	s.do(demoToken, "PUT", "/web/pages/abc.json", M{"page": M{"title": "x"}}, 404)
+	s.do(demoToken, "PUT", one(id3), M{"title": "x"}, 400)
+	s.do(demoToken, "PUT", one(id3), "not json", 400)
+	s.do(demoToken, "PUT", one(id3), tooLarge, 413)
+	s.do(noToken, "PUT", one(id3), M{"page": M{"title": "x"}}, 401)
+	s.do(roToken, "PUT", one(id3), M{"page": M{"title": "x"}}, 403)
+	s.wantCount(s.do(demoToken, "GET", count+"?published_status=published", nil, 200), 2)
+
+	// delete
+	s.do(noToken, "DELETE", one(id1), nil, 401)
+	s.do(roToken, "DELETE", one(id1), nil, 403)
+	s.do(noScopeToken, "DELETE", one(id1), nil, 403)
+	s.do(demoToken, "DELETE", one(id1), nil, 200)
+	s.do(demoToken, "DELETE", one(id1), nil, 404)
+	s.do(demoToken, "DELETE", one(999999999), nil, 404)
+	s.do(demoToken, "GET", one(id1), nil, 404)
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 2)
+	// The handle of a deleted page is free again.
+	s.do(demoToken, "POST", list, M{"page": M{"title": "x", "handle": "about"}}, 201)
+
+	// Every change was logged: 4 creates, 3 updates (published, unpublished, update), 1 destroy.
+	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Page&since_id="+strconv.FormatInt(low-1, 10), nil, 200), "events", 8)
+	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Page&verb=destroy", nil, 200), "events", 1)
 }
