@@ -158,17 +158,17 @@ func sortNames(s []string) {
 }
 
 type input struct {
-	Title          *string            `json:"title"`
-	Handle         *string            `json:"handle"`
-	Author         *string            `json:"author"`
-	BodyHTML       *string            `json:"body_html"`
-	SummaryHTML    *string            `json:"summary_html"`
-	Tags           *string            `json:"tags"`
-	TemplateSuffix *string            `json:"template_suffix"`
-	Published      *bool              `json:"published"`
-	PublishedAt    json.RawMessage    `json:"published_at"`
-	Image          json.RawMessage    `json:"image"`
-	Metafields     []metafields.Input `json:"metafields"`
+	Title          *string                  `json:"title"`
+	Handle         *string                  `json:"handle"`
+	Author         *string                  `json:"author"`
+	BodyHTML       *string                  `json:"body_html"`
+	SummaryHTML    *string                  `json:"summary_html"`
+	Tags           *string                  `json:"tags"`
+	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
+	Published      *bool                    `json:"published"`
+	PublishedAt    json.RawMessage          `json:"published_at"`
+	Image          json.RawMessage          `json:"image"`
+	Metafields     []metafields.Input       `json:"metafields"`
 }
 
 // publish is what the input says about the published state, for publishing.Apply.
@@ -245,13 +245,7 @@ func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, im
 		}
 		a.Tags = strings.Join(tags, ", ")
 	}
-	if in.TemplateSuffix != nil {
-		if s := strings.TrimSpace(*in.TemplateSuffix); s == "" {
-			a.TemplateSuffix = nil
-		} else {
-			a.TemplateSuffix = &s
-		}
-	}
+	httpapi.SetText(&a.TemplateSuffix, in.TemplateSuffix)
 	pub := publish{published: in.Published}
 	if raw := strings.TrimSpace(string(in.PublishedAt)); raw != "" {
 		var s string

@@ -419,12 +419,8 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Leftovers of a large article: their owner is gone, so removing them
 	// later is harmless, and each op is idempotent.
-	for len(rest) > 0 {
-		n := min(len(rest), store.MaxTransactItems-10)
-		if err := records.Transact(ctx, h.Store, rest[:n]...); err != nil {
-			return err
-		}
-		rest = rest[n:]
+	if err := records.TransactBatches(ctx, h.Store, rest); err != nil {
+		return err
 	}
 	return httpapi.WriteDeleted(w)
 }

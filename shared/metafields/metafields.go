@@ -227,8 +227,10 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 
 // DeleteOwnerOps returns the writes deleting every metafield of an owner
 // (when the owner is deleted): one Query of the owner's index partition.
+// They may be more than one transaction holds; owners commit their own
+// deletion first and these after it with records.TransactBatches.
 func DeleteOwnerOps(ctx context.Context, st store.Store, resource string, owner int64) ([]store.Op, error) {
-	items, err := records.List(ctx, st, store.Query{Index: store.GSI1, PK: OwnerPartition(resource, owner)}, nil, 0, maxPerWrite)
+	items, err := records.List(ctx, st, store.Query{Index: store.GSI1, PK: OwnerPartition(resource, owner)}, nil, 0, 1<<31-1)
 	if err != nil {
 		return nil, err
 	}

@@ -254,14 +254,17 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			handles.Release(HandleNamespace, p.Handle),
 			records.CountOp(partition, -1),
 		}
-		mops, err := metafields.DeleteOwnerOps(ctx, h.Store, metafields.OwnerPage, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, mops...)
 		return append(ops, events.Ops(events.New(h.IDs, p.subject(), events.Destroy, "", app.Name))...), nil
 	})
 	if err != nil {
+		return err
+	}
+	// The page's metafields go after it, as many transactions as they need.
+	mops, err := metafields.DeleteOwnerOps(ctx, h.Store, metafields.OwnerPage, id)
+	if err != nil {
+		return err
+	}
+	if err := records.TransactBatches(ctx, h.Store, mops); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)

@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -32,13 +33,13 @@ type Page struct {
 }
 
 type input struct {
-	Title          *string            `json:"title"`
-	Handle         *string            `json:"handle"`
-	BodyHTML       *string            `json:"body_html"`
-	Author         *string            `json:"author"`
-	TemplateSuffix *string            `json:"template_suffix"`
-	Published      *bool              `json:"published"`
-	Metafields     []metafields.Input `json:"metafields"`
+	Title          *string                  `json:"title"`
+	Handle         *string                  `json:"handle"`
+	BodyHTML       *string                  `json:"body_html"`
+	Author         *string                  `json:"author"`
+	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
+	Published      *bool                    `json:"published"`
+	Metafields     []metafields.Input       `json:"metafields"`
 }
 
 const (
@@ -89,13 +90,7 @@ func (in *input) apply(p *Page, create bool) error {
 	if in.Author != nil {
 		p.Author = strings.TrimSpace(*in.Author)
 	}
-	if in.TemplateSuffix != nil {
-		if s := strings.TrimSpace(*in.TemplateSuffix); s == "" {
-			p.TemplateSuffix = nil
-		} else {
-			p.TemplateSuffix = &s
-		}
-	}
+	httpapi.SetText(&p.TemplateSuffix, in.TemplateSuffix)
 	metafields.ValidateInputs(&v, in.Metafields)
 	return v.Err()
 }

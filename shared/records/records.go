@@ -264,3 +264,18 @@ func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 	}
 	return err
 }
+
+// TransactBatches commits ops in as many transactions as they need. It is
+// for clean-up after a record's own deletion has committed (its metafields,
+// stored files): each op must be idempotent, since a failure part way
+// leaves the earlier batches applied.
+func TransactBatches(ctx context.Context, st store.Store, ops []store.Op) error {
+	for len(ops) > 0 {
+		n := min(len(ops), store.MaxTransactItems-10) // room for folded counter ops
+		if err := Transact(ctx, st, ops[:n]...); err != nil {
+			return err
+		}
+		ops = ops[n:]
+	}
+	return nil
+}

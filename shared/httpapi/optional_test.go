@@ -1,0 +1,24 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/storeadmin/adminapi/shared/httpapi"
+)
+
+func TestOptionalField(t *testing.T) {
+	var in struct {
+		S httpapi.Optional[string] `json:"template_suffix"`
+	}
+	if err := httpapi.DecodeObject([]byte(`{"template_suffix": null}`), &in); err != nil || !in.S.Set || !in.S.Null {
+		t.Fatalf("null: %+v %v", in.S, err)
+	}
+	in.S = httpapi.Optional[string]{}
+	if err := httpapi.DecodeObject([]byte(`{}`), &in); err != nil || in.S.Set {
+		t.Fatalf("absent: %+v %v", in.S, err)
+	}
+	err := httpapi.DecodeObject([]byte(`{"template_suffix": 5}`), &in)
+	if err == nil || err.Error() != `invalid template_suffix=["must be a string"]` {
+		t.Fatalf("wrong type: %v", err)
+	}
+}

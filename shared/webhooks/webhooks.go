@@ -1,0 +1,365 @@
+// Package webhooks serves /admin/webhooks (spec §2.2, §4.2) and gives the
+// notification dispatcher its read of the subscribers of a topic (§6.1).
+//
+// Webhooks belong to the app that created them and need no scope. Items:
+//
+//	webhook                  webhook#app#<app id> / id
+//	  GSI1                   webhook#topic#<topic> / id   (every app's subscribers of a topic)
+//	  GSI2                   webhook#app#<app id>#address#<address> / id   (address filter)
+//	topic+address guard      webhook#guard#<app id> / <topic>\n<address>   (same transaction)
+//	count shards             count#webhook#app#<app id>
+//
+// The record stores the owning app id (app_id) for the dispatcher; responses
+// never show it.
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Topics are the allowed values of topic, in the order of spec §6.1.
+var Topics = []string{
+	"orders/create", "orders/delete", "orders/updated", "orders/paid", "orders/cancelled", "orders/fulfilled", "orders/partially_fulfilled",
+	"order_transactions/create",
+	"carts/create", "carts/update",
+	"checkouts/create", "checkouts/update", "checkouts/delete",
+	"refunds/create",
+	"products/create", "products/update", "products/delete",
+	"collections/create", "collections/update", "collections/delete",
+	"customer_groups/create", "customer_groups/update", "customer_groups/delete",
+	"customers/create", "customers/enable", "customers/disable", "customers/update", "customers/delete",
+	"fulfillments/create", "fulfillments/update",
+	"shop/update",
+	"disputes/create", "disputes/update",
+	"app/uninstalled",
+}
+
+var topicSet = func() map[string]bool {
+	m := make(map[string]bool, len(Topics))
+	for _, t := range Topics {
+		m[t] = true
+	}
+	return m
+}()
+
+// ValidTopic reports whether t is one of Topics.
+func ValidTopic(t string) bool { return topicSet[t] }
+
+// Formats are the allowed values of format; the first is the default.
+var Formats = []string{"json", "xml"}
+
+// Limits on input. An address must fit a DynamoDB sort key (1024 bytes)
+// together with the longest topic in the guard's key.
+const (
+	maxAddressLen = 990
+	maxListItems  = 50
+	maxListItem   = 255
+)
+
+// MsgAddressTaken is the duplicate topic+address message on address.
+const MsgAddressTaken = "for this topic has already been taken"
+
+// Webhook is the returned record. AppID is the owning app: it is stored
+// (as app_id) but never part of a response.
+type Webhook struct {
+	ID                  int64      `json:"id"`
+	Address             string     `json:"address"`
+	Topic               string     `json:"topic"`
+	Format              string     `json:"format"`
+	Fields              []string   `json:"fields"`
+	MetafieldNamespaces []string   `json:"metafield_namespaces"`
+	CreatedAt           admin.Time `json:"created_at"`
+	UpdatedAt           admin.Time `json:"updated_at"`
+	AppID               int64      `json:"-"`
+}
+
+// stored is the item's JSON: the webhook plus its app.
+type stored struct {
+	Webhook
+	AppID int64 `json:"app_id"`
+}
+
+// decode reads a webhook item, AppID included.
+func decode(it *store.Item) (Webhook, error) {
+	var s stored
+	if err := records.Decode(it, &s); err != nil {
+		return Webhook{}, err
+	}
+	w := s.Webhook
+	w.AppID = s.AppID
+	w.normalize()
+	return w, nil
+}
+
+// normalize makes unset lists render as [] rather than null.
+func (w *Webhook) normalize() {
+	if w.Fields == nil {
+		w.Fields = []string{}
+	}
+	if w.MetafieldNamespaces == nil {
+		w.MetafieldNamespaces = []string{}
+	}
+}
+
+// Partition is the partition of an app's webhooks.
+func Partition(appID int64) string { return "webhook#app#" + strconv.FormatInt(appID, 10) }
+
+// TopicPartition is the GSI1 partition holding every app's webhooks of a topic.
+func TopicPartition(topic string) string { return "webhook#topic#" + topic }
+
+func key(appID, id int64) store.Key { return store.Key{PK: Partition(appID), SK: records.IDSK(id)} }
+
+func addressIndexKey(appID int64, address string) string {
+	return Partition(appID) + "#address#" + address
+}
+
+func guardKey(appID int64, topic, address string) store.Key {
+	return store.Key{PK: "webhook#guard#" + strconv.FormatInt(appID, 10), SK: topic + "\n" + address}
+}
+
+type guard struct {
+	ID int64 `json:"id"`
+}
+
+// guardOp claims topic+address within the webhook's app.
+func (w *Webhook) guardOp() store.Op {
+	k := guardKey(w.AppID, w.Topic, w.Address)
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(guard{ID: w.ID})}, store.IfAbsent, 0)
+}
+
+func (w *Webhook) item(version int64) store.Item {
+	return store.Item{
+		PK: Partition(w.AppID), SK: records.IDSK(w.ID),
+		GSI1PK: TopicPartition(w.Topic), GSI1SK: records.IDSK(w.ID),
+		GSI2PK: addressIndexKey(w.AppID, w.Address), GSI2SK: records.IDSK(w.ID),
+		Version: version,
+		Data:    records.Encode(stored{Webhook: *w, AppID: w.AppID}),
+	}
+}
+
+// input is the writable part; pointers tell absent from given.
+type input struct {
+	Address             *string   `json:"address"`
+	Topic               *string   `json:"topic"`
+	Format              *string   `json:"format"`
+	Fields              *[]string `json:"fields"`
+	MetafieldNamespaces *[]string `json:"metafield_namespaces"`
+}
+
+// InvalidTopicMessage is the 422 message of a topic not in Topics.
+func InvalidTopicMessage(topic string) string {
+	return "Invalid topic specified: " + topic + ". Topics allowed: " + strings.Join(Topics, ", ")
+}
+
+// apply validates in and merges it into w; create requires topic and
+// address and fills the defaults.
+func (in *input) apply(w *Webhook, create bool) error {
+	var v admin.Validation
+	if in.Topic != nil || create {
+		t := ""
+		if in.Topic != nil {
+			t = strings.TrimSpace(*in.Topic)
+		}
+		switch {
+		case t == "":
+			v.Add("topic", admin.MsgBlank)
+		case !ValidTopic(t):
+			v.Add("topic", InvalidTopicMessage(t))
+		default:
+			w.Topic = t
+		}
+	}
+	if in.Address != nil || create {
+		a := ""
+		if in.Address != nil {
+			a = strings.TrimSpace(*in.Address)
+		}
+		switch {
+		case a == "":
+			v.Add("address", admin.MsgBlank)
+		case len(a) > maxAddressLen:
+			v.Add("address", fmt.Sprintf("is too long (maximum is %d characters)", maxAddressLen))
+		case !validAddress(a):
+			v.Add("address", admin.MsgInvalid)
+		default:
+			w.Address = a
+		}
+	}
+	switch {
+	case in.Format != nil:
+		if *in.Format != Formats[0] && *in.Format != Formats[1] {
+			v.Add("format", admin.MsgNotInList)
+		} else {
+			w.Format = *in.Format
+		}
+	case create:
+		w.Format = Formats[0]
+	}
+	if in.Fields != nil {
+		w.Fields = checkList(&v, "fields", *in.Fields, w.Fields)
+	}
+	if in.MetafieldNamespaces != nil {
+		w.MetafieldNamespaces = checkList(&v, "metafield_namespaces", *in.MetafieldNamespaces, w.MetafieldNamespaces)
+	}
+	w.normalize()
+	return v.Err()
+}
+
+// checkList validates a list of names, returning it trimmed (or old when invalid).
+func checkList(v *admin.Validation, field string, list, old []string) []string {
+	out := make([]string, 0, len(list))
+	blank, long := false, false
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		blank = blank || s == ""
+		long = long || utf8.RuneCountInString(s) > maxListItem
+		out = append(out, s)
+	}
+	ok := true
+	if blank {
+		v.Add(field, "can't contain blank values")
+		ok = false
+	}
+	if long {
+		v.Add(field, fmt.Sprintf("contains a value that is too long (maximum is %d characters)", maxListItem))
+		ok = false
+	}
+	if len(list) > maxListItems {
+		v.Add(field, fmt.Sprintf("is too long (maximum is %d items)", maxListItems))
+		ok = false
+	}
+	if !ok {
+		return old
+	}
+	return out
+}
+
+// validAddress accepts an absolute http or https URI with a host.
+func validAddress(a string) bool {
+	if strings.ContainsAny(a, " \t\r\n<>\"\\") {
+		return false
+	}
+	u, err := url.Parse(a)
+	if err != nil || u.Opaque != "" {
+		return false
+	}
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+}
+
+// Lookup reads one webhook of an app; another app's id or an unknown one is
+// admin.NotFound.
+func Lookup(ctx context.Context, st store.Store, appID, id int64) (*Webhook, error) {
+	it, err := st.Get(ctx, key(appID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, admin.NotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	w, err := decode(&it)
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// Subscribers returns every app's webhooks of a topic, in id order, with
+// AppID filled: one Query of GSI1 (paged).
+func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, error) {
+	q := store.Query{Index: store.GSI1, PK: TopicPartition(topic), Limit: 500}
+	var out []Webhook
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			w, err := decode(&items[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, w)
+		}
+		if next == "" {
+			return out, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// deleteBatch webhooks per transaction: two ops each plus the count shard.
+const deleteBatch = (store.MaxTransactItems - 1) / 2
+
+// DeleteAllOfApp deletes every webhook of an app with its guard, then the
+// app's count shards (app uninstall). It reads the partition a batch at a
+// time, deleting each batch in one transaction; a webhook changed meanwhile
+// is read again.
+func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
+	part := Partition(appID)
+	for attempt := 0; ; attempt++ {
+		if attempt > 20 {
+			return fmt.Errorf("webhooks: deleting the webhooks of app %d: still changing after %d attempts", appID, attempt)
+		}
+		items, _, err := st.Query(ctx, store.Query{PK: part, Limit: deleteBatch})
+		if err != nil {
+			return err
+		}
+		if len(items) > 0 {
+			ops := make([]store.Op, 0, 2*len(items)+1)
+			for i := range items {
+				w, err := decode(&items[i])
+				if err != nil {
+					return err
+				}
+				ops = append(ops,
+					store.Delete(items[i].Key(), store.IfVersion, items[i].Version),
+					store.Delete(guardKey(appID, w.Topic, w.Address), store.Always, 0))
+			}
+			ops = append(ops, records.CountOp(part, -int64(len(items))))
+			err := records.Transact(ctx, st, ops...)
+			if err != nil && store.FailedOp(err) < 0 {
+				return err
+			}
+			if err == nil {
+				attempt = 0 // progress: only consecutive conflicts count
+			}
+			continue
+		}
+		// The partition is empty: remove the count shards, unless a create
+		// slipped in (the shards then sum to more than zero, or one of them
+		// moved before the delete).
+		shards, _, err := st.Query(ctx, store.Query{PK: "count#" + part}) // records' shard partition
+		if err != nil {
+			return err
+		}
+		if len(shards) == 0 {
+			return nil
+		}
+		sum := int64(0)
+		ops := make([]store.Op, 0, len(shards))
+		for i := range shards {
+			sum += shards[i].Nums["n"]
+			ops = append(ops, store.Delete(shards[i].Key(), store.IfVersion, shards[i].Version))
+		}
+		if sum != 0 && attempt < 3 {
+			continue // a webhook appeared since the read: delete it first
+		}
+		err = st.Transact(ctx, ops...)
+		if err == nil {
+			return nil
+		}
+		if store.FailedOp(err) < 0 {
+			return err
+		}
+	}
+}
