@@ -165,8 +165,8 @@ loadavg_after=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 kill "$runner_pid" "$bare_pid" 2>/dev/null || true
 wait "$runner_pid" "$bare_pid" 2>/dev/null || true
 
-echo "Go benchmarks (go test -run '^\$' -bench . -benchmem ./shared/api/)"
-go test -run '^$' -bench . -benchmem ./shared/api/ | tee "$tmp/gobench.txt"
+echo "Go benchmarks (go test -run '^\$' -bench . -benchmem ./shared/...)"
+go test -run '^$' -bench . -benchmem ./shared/... | grep -v '^ok\|no test files' | tee "$tmp/gobench.txt"
 
 runner_rps=$(rps runner-max) bare_rps=$(rps bare-max)
 ratio=$(awk -v a="$runner_rps" -v b="$bare_rps" 'BEGIN {printf "%.2f", a / b}')

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
@@ -419,7 +420,12 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Leftovers of a large article: their owner is gone, so removing them
 	// later is harmless, and each op is idempotent.
-	if err := records.TransactBatches(ctx, h.Store, rest); err != nil {
+	// The article's comments go with it, like its leftovers, after it.
+	cops, err := comments.DeleteOfArticleOps(ctx, h.Store, id)
+	if err != nil {
+		return err
+	}
+	if err := records.TransactBatches(ctx, h.Store, append(rest, cops...)); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)

@@ -8,6 +8,7 @@
 package comments
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -290,4 +291,25 @@ func (a *action) apply(c *Comment, now admin.Time) (changed bool, err error) {
 		c.PublishedAt = now
 	}
 	return true, nil
+}
+
+// DeleteOfArticleOps returns the writes deleting every comment of an
+// article, for when the article is deleted: one Query of its index
+// partition. Articles commit their own deletion first and these after it
+// (records.TransactBatches).
+func DeleteOfArticleOps(ctx context.Context, st store.Store, articleID int64) ([]store.Op, error) {
+	items, err := records.List(ctx, st, store.Query{Index: store.GSI1, PK: ArticlePartition(articleID)}, nil, 0, 1<<31-1)
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	for i := range items {
+		var c Comment
+		if err := records.Decode(&items[i], &c); err != nil {
+			return nil, err
+		}
+		ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
+		ops = append(ops, c.countOps(-1)...)
+	}
+	return ops, nil
 }
