@@ -17,7 +17,8 @@ SAM_FUNCTIONS := \
 	RedirectsFunction=functions/redirects \
 	ScriptTagsFunction=functions/script-tags \
 	EventsFunction=functions/events \
-	PagesFunction=functions/pages
+	PagesFunction=functions/pages \
+	BlogsFunction=functions/blogs
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/httpapi"
@@ -35,10 +37,16 @@ var (
 	ScriptTags = Group{"script-tags", scripttags.Routes}
 	Events     = Group{"events", events.Routes}
 	Pages      = Group{"pages", pages.Routes}
+	Blogs      = Group{"blogs", blogRoutes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs}
+
+// blogRoutes are the routes of the blogs group: articles and their comments.
+func blogRoutes(d *platform.Deps) []httpapi.Route {
+	return append(articles.Routes(d), comments.Routes(d)...)
+}
 
 // Handler serves the given groups under the HTTP conventions.
 func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {

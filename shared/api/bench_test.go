@@ -119,6 +119,22 @@ func BenchmarkRedirectCreate(b *testing.B) {
 	}
 }
 
+func BenchmarkArticleCreate(b *testing.B) {
+	e := apitest.New(b, apitest.OpenEmbedded(b), api.Blogs)
+	w := newSink()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		w.reset()
+		body := `{"article":{"title":"Bench article ` + strconv.Itoa(i) + `","body_html":"<p>Benchmarked.</p>","tags":"bench, news"}}`
+		e.Handler.ServeHTTP(w, request("POST", "/web/blogs/241253187/articles.json", strings.NewReader(body)))
+		if w.code != http.StatusCreated {
+			b.Fatalf("create %d: status %d", i, w.code)
+		}
+	}
+}
+
 func BenchmarkScriptTagGet(b *testing.B) {
 	e := apitest.New(b, apitest.OpenEmbedded(b), api.ScriptTags)
 	tag := e.Do("POST", "/web/script_tags.json", map[string]any{"script_tag": map[string]any{"event": "onload", "src": "https://example.com/bench.js"}}).
