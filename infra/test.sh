@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # make test: everything CI checks, on a fresh clone with nothing pre-started.
-# Starts DynamoDB Local (fetched from Maven Central on first use), runs every
-# Go test against both stores with the emulator required, then lints and
-# builds the SAM template.
+# Starts DynamoDB Local and ElasticMQ (both fetched from Maven Central on
+# first use), runs every Go test against both stores and both queues with
+# the emulators required, then lints and builds the SAM template.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 emulators=infra/emulators
-stop() { "$emulators/dynamodb-local.sh" stop >/dev/null 2>&1 || true; }
+stop() {
+	"$emulators/dynamodb-local.sh" stop >/dev/null 2>&1 || true
+	"$emulators/elasticmq.sh" stop >/dev/null 2>&1 || true
+}
 trap stop EXIT
 
 DYNAMODB_ENDPOINT=$("$emulators/dynamodb-local.sh" start)
-export DYNAMODB_ENDPOINT REQUIRE_EMULATORS=1
-echo "DynamoDB Local at $DYNAMODB_ENDPOINT"
+SQS_ENDPOINT=$("$emulators/elasticmq.sh" start)
+export DYNAMODB_ENDPOINT SQS_ENDPOINT REQUIRE_EMULATORS=1
+echo "DynamoDB Local at $DYNAMODB_ENDPOINT, ElasticMQ at $SQS_ENDPOINT"
 
 go test -count=1 -race -timeout 20m ./...
 

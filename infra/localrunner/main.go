@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -63,6 +65,22 @@ func run() error {
 		w.Write(openapi)
 	})
 	mux.Handle("/", api.Handler(deps, api.Groups...))
+
+	// The webhook pipeline, in process: the outbox pump fans notifications
+	// out to the delivery queue, the consumer delivers them. Both keep their
+	// state in the store, so a restart resumes them.
+	pipeline, stopPipeline := context.WithCancel(context.Background())
+	var pipelineDone sync.WaitGroup
+	pipelineDone.Add(2)
+	go func() {
+		defer pipelineDone.Done()
+		delivery.Pump(pipeline, deps.Store, deps.Queue, 100*time.Millisecond)
+	}()
+	go func() {
+		defer pipelineDone.Done()
+		delivery.Consume(pipeline, deps.Queue, api.Dispatcher(deps, cfg), 16)
+	}()
+	defer func() { stopPipeline(); pipelineDone.Wait() }()
 
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.Port))
 	if err != nil {

@@ -8,21 +8,27 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/storeadmin/adminapi/shared/apipermissions"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
+	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
 // Group is a resource group: the routes one Lambda function serves. Name is
@@ -38,10 +44,18 @@ var (
 	Events     = Group{"events", events.Routes}
 	Pages      = Group{"pages", pages.Routes}
 	Blogs      = Group{"blogs", blogRoutes}
+	Webhooks   = Group{"webhooks", webhookRoutes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks}
+
+// webhookRoutes are the routes of the webhooks group: webhooks, their
+// delivery log, and app uninstall (which fires app/uninstalled).
+func webhookRoutes(d *platform.Deps) []httpapi.Route {
+	routes := append(webhooks.Routes(d), delivery.Routes(d)...)
+	return append(routes, apipermissions.Routes(d)...)
+}
 
 // blogRoutes are the routes of the blogs group: articles and their comments.
 func blogRoutes(d *platform.Deps) []httpapi.Route {
@@ -57,14 +71,39 @@ func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
 	return httpapi.NewRouter(auth.NewIdentity(d.Store), routes)
 }
 
-// Open sets up logging and opens the configured store.
+// Open sets up logging and opens the configured store and queue.
 func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations)}, nil
+	q, err := OpenQueue(ctx, cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	return &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations), Queue: q}, nil
+}
+
+// DeliveryQueue names the store-kept delivery queue.
+const DeliveryQueue = "deliveries"
+
+// OpenQueue opens the SQS delivery queue when DELIVERY_QUEUE_URL is set,
+// else the queue kept in the store itself.
+func OpenQueue(ctx context.Context, cfg config.Config, st store.Store) (queue.Queue, error) {
+	if cfg.QueueURL == "" {
+		return storequeue.New(st, DeliveryQueue), nil
+	}
+	client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	return sqsqueue.New(client, cfg.QueueURL), nil
+}
+
+// Dispatcher builds the webhook dispatcher over the deps.
+func Dispatcher(d *platform.Deps, cfg config.Config) *delivery.Dispatcher {
+	return &delivery.Dispatcher{Store: d.Store, Client: d.Outbound, IDs: d.IDs, RetryBase: cfg.RetryBase}
 }
 
 // OpenStore opens the embedded store or DynamoDB, as configured.

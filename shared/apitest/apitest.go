@@ -16,6 +16,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
@@ -60,7 +61,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	if _, _, err := seed.Load(context.Background(), st, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
-	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(true)}
+	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(true), Queue: storequeue.New(st, api.DeliveryQueue)}
 	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...)}
 }
 

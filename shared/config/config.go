@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 )
 
 // Config is the process configuration.
@@ -22,6 +23,14 @@ type Config struct {
 	// requests reach loopback and private addresses: on by default in the
 	// local runner, off in Lambda.
 	AllowPrivateDestinations bool
+	// QueueURL (DELIVERY_QUEUE_URL) is the SQS delivery queue; without it
+	// deliveries queue in the store (the local runner's in-process pipeline).
+	QueueURL string
+	// SQSEndpoint (AWS_ENDPOINT_URL_SQS) overrides the SQS endpoint (emulators).
+	SQSEndpoint string
+	// RetryBase (WEBHOOK_RETRY_BASE_DELAY) is the first retry delay of a
+	// failed webhook delivery; later ones double.
+	RetryBase time.Duration
 }
 
 // FromEnv reads the configuration; defaults suit the local runner, and
@@ -63,6 +72,16 @@ func FromEnv() (Config, error) {
 		}
 	default:
 		return c, fmt.Errorf("config: STORE must be embedded or dynamodb, not %q", c.Store)
+	}
+	c.QueueURL = os.Getenv("DELIVERY_QUEUE_URL")
+	c.SQSEndpoint = os.Getenv("AWS_ENDPOINT_URL_SQS")
+	c.RetryBase = 10 * time.Second
+	if s := os.Getenv("WEBHOOK_RETRY_BASE_DELAY"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("config: WEBHOOK_RETRY_BASE_DELAY %q is not a positive duration such as 10s", s)
+		}
+		c.RetryBase = d
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)

@@ -6,6 +6,7 @@ package platform
 import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -15,4 +16,6 @@ type Deps struct {
 	IDs   *ids.Generator
 	// Outbound makes every request to an address a user gave.
 	Outbound *outbound.Client
+	// Queue carries webhook deliveries (SQS in AWS, the store locally).
+	Queue queue.Queue
 }

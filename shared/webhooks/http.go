@@ -215,18 +215,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = records.Update(ctx, h.Store, key(app.ID, id), func(it *store.Item) ([]store.Op, error) {
-		wh, err := decode(it)
-		if err != nil {
-			return nil, err
-		}
-		return []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			store.Delete(guardKey(app.ID, wh.Topic, wh.Address), store.Always, 0),
-			records.CountOp(Partition(app.ID), -1),
-		}, nil
-	})
-	if err != nil {
+	if err := Remove(ctx, h.Store, app.ID, id); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)

@@ -363,3 +363,20 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 		}
 	}
 }
+
+// Remove deletes one webhook of an app with its guard (admin.NotFound if
+// there is none): the DELETE endpoint, and the dispatcher giving up on a
+// webhook whose deliveries failed for 48 hours.
+func Remove(ctx context.Context, st store.Store, appID, id int64) error {
+	return records.Update(ctx, st, key(appID, id), func(it *store.Item) ([]store.Op, error) {
+		wh, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		return []store.Op{
+			store.Delete(it.Key(), store.IfVersion, it.Version),
+			store.Delete(guardKey(appID, wh.Topic, wh.Address), store.Always, 0),
+			records.CountOp(Partition(appID), -1),
+		}, nil
+	})
+}

@@ -1,0 +1,26 @@
+// Command webhook-dispatch delivers webhook messages from the SQS delivery
+// queue (batches with ReportBatchItemFailures).
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	deps, err := api.Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(delivery.SQSHandler(deps.Queue, api.Dispatcher(deps, cfg)))
+}

@@ -1,0 +1,78 @@
+// Package apipermissions serves DELETE /admin/api_permissions/current.json,
+// which uninstalls the calling app, as in the original API: its
+// app/uninstalled webhooks are delivered (signed with its secret), its token
+// is revoked, and its script tags and webhooks are deleted.
+package apipermissions
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/scripttags"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/webhooks"
+)
+
+// Topic is the topic fired by an uninstall.
+const Topic = "app/uninstalled"
+
+type handler struct{ *platform.Deps }
+
+// Routes returns the uninstall endpoint (no scope: any app may leave).
+func Routes(d *platform.Deps) []httpapi.Route {
+	h := handler{d}
+	return []httpapi.Route{{Method: "DELETE", Path: "/admin/api_permissions/current.json", Handler: h.uninstall}}
+}
+
+// uninstall runs in an order that a retry can repeat: the deliveries are
+// queued (with a snapshot of each webhook, which is about to go) before
+// the token is revoked, so a failure part way leaves a token to retry with,
+// and a retry queues the same delivery ids again.
+func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	app, shop := admin.AppFrom(ctx), admin.ShopFrom(ctx)
+
+	subs, err := webhooks.Subscribers(ctx, h.Store, Topic)
+	if err != nil {
+		return err
+	}
+	var bodies [][]byte
+	var notification []store.Op
+	for i := range subs {
+		if subs[i].AppID != app.ID {
+			continue
+		}
+		if notification == nil {
+			notification = delivery.Notify(h.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))[:1] // no outbox marker: fanned out here
+			if err := h.Store.Transact(ctx, notification...); err != nil {
+				return err
+			}
+		}
+		nid, _ := records.ParseIDSK(notification[0].Item.SK)
+		b, _ := json.Marshal(delivery.Message{DeliveryID: delivery.DeliveryID(nid, subs[i].ID),
+			NotificationID: nid, WebhookID: subs[i].ID, AppID: app.ID, Snapshot: &subs[i]})
+		bodies = append(bodies, b)
+	}
+	if len(bodies) > 0 {
+		if err := h.Queue.Send(ctx, bodies...); err != nil {
+			return err
+		}
+	}
+	// Revoke: 401 from now on. The app record stays, to sign the deliveries.
+	if err := h.Store.Transact(ctx, store.Delete(auth.TokenKey(app.TokenHash), store.Always, 0)); err != nil {
+		return err
+	}
+	if err := scripttags.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
+		return err
+	}
+	if err := webhooks.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
+		return err
+	}
+	return httpapi.WriteDeleted(w)
+}

@@ -1,0 +1,381 @@
+package delivery_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+const demoSecret = "demo-shared-secret" // shared/seed/demo.json
+
+// received is one request a receiver got.
+type received struct {
+	header http.Header
+	body   []byte
+	at     time.Time
+}
+
+// receiver is a loopback webhook endpoint. fail decides, per request, the
+// status to answer (0 means 200).
+type receiver struct {
+	*httptest.Server
+	mu   sync.Mutex
+	got  []received
+	fail func(n int, r *http.Request) int
+	wait time.Duration
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		time.Sleep(rc.wait)
+		rc.mu.Lock()
+		rc.got = append(rc.got, received{r.Header.Clone(), body, time.Now()})
+		n := len(rc.got)
+		fail := rc.fail
+		rc.mu.Unlock()
+		if fail != nil {
+			if s := fail(n, r); s != 0 {
+				w.WriteHeader(s)
+				return
+			}
+		}
+		w.WriteHeader(200)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// waitFor polls until cond holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func verifyHMAC(t *testing.T, r received, secret string) {
+	t.Helper()
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(r.body)
+	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	if got := r.header.Get("X-Service-Hmac-Sha256"); !hmac.Equal([]byte(got), []byte(want)) {
+		t.Fatalf("HMAC %q, want %q", got, want)
+	}
+}
+
+// pipeline runs the local runner's in-process pipeline over an env until
+// the test ends or stop is called.
+type pipeline struct {
+	stop func()
+	done sync.WaitGroup
+}
+
+func startPipeline(t *testing.T, e *apitest.Env, retryBase time.Duration) *pipeline {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pipeline{stop: cancel}
+	d := api.Dispatcher(e.Deps, config.Config{RetryBase: retryBase})
+	d.MaxDelay = 20 * retryBase
+	p.done.Add(2)
+	go func() { defer p.done.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, 20*time.Millisecond) }()
+	go func() { defer p.done.Done(); delivery.Consume(ctx, e.Deps.Queue, d, 16) }()
+	t.Cleanup(func() { cancel(); p.done.Wait() })
+	return p
+}
+
+func (p *pipeline) halt() { p.stop(); p.done.Wait() }
+
+func subscribe(t *testing.T, e *apitest.Env, token, topic, address string, extra map[string]any) int64 {
+	t.Helper()
+	w := map[string]any{"topic": topic, "address": address}
+	for k, v := range extra {
+		w[k] = v
+	}
+	res := e.DoAs(token, "POST", "/admin/webhooks.json", map[string]any{"webhook": w}).Expect(t, 201)
+	return int64(res.Object(t, "webhook")["id"].(float64))
+}
+
+// fire commits a notification the way a resource's write does.
+func fire(t *testing.T, e *apitest.Env, topic string, payload map[string]any, opts ...delivery.Option) {
+	t.Helper()
+	if err := records.Transact(context.Background(), e.Deps.Store, delivery.Notify(e.Deps.IDs, topic, "product", payload, opts...)...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func shortVisibility(t *testing.T) {
+	old := queue.Visibility
+	queue.Visibility = time.Second
+	t.Cleanup(func() { queue.Visibility = old })
+}
+
+func TestDeliveriesAreSignedAndComplete(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		subscribe(t, e, apitest.DemoToken, "products/update", rc.URL+"/hook", nil)
+		startPipeline(t, e, 10*time.Millisecond)
+		fire(t, e, "products/update", map[string]any{"id": 632910392, "title": "IPod Nano - 8GB"})
+		waitFor(t, 10*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+		r := rc.requests()[0]
+		if string(r.body) != `{"id":632910392,"title":"IPod Nano - 8GB"}` {
+			t.Fatalf("body %s", r.body)
+		}
+		for h, want := range map[string]string{"Content-Type": "application/json", "X-Service-Topic": "products/update",
+			"X-Service-Shop-Domain": "demo-shop.example.com"} {
+			if got := r.header.Get(h); got != want {
+				t.Fatalf("%s: %q, want %q", h, got, want)
+			}
+		}
+		if r.header.Get("X-Service-Webhook-Id") == "" {
+			t.Fatal("no X-Service-Webhook-Id")
+		}
+		if _, err := time.Parse(time.RFC3339, r.header.Get("X-Service-Triggered-At")); err != nil {
+			t.Fatalf("X-Service-Triggered-At: %v", err)
+		}
+		verifyHMAC(t, r, demoSecret)
+	}, api.Webhooks)
+}
+
+// A 500 is retried with backoff under the same delivery id until it succeeds;
+// the delivery log shows every attempt.
+func TestFailuresAreRetriedWithTheSameID(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		rc.fail = func(n int, _ *http.Request) int {
+			if n <= 2 {
+				return 500
+			}
+			return 0
+		}
+		id := subscribe(t, e, apitest.DemoToken, "products/update", rc.URL, nil)
+		startPipeline(t, e, 50*time.Millisecond)
+		fire(t, e, "products/update", map[string]any{"id": 1})
+		waitFor(t, 10*time.Second, "three attempts", func() bool { return len(rc.requests()) == 3 })
+		got := rc.requests()
+		for _, r := range got[1:] {
+			if r.header.Get("X-Service-Webhook-Id") != got[0].header.Get("X-Service-Webhook-Id") {
+				t.Fatal("a retry changed X-Service-Webhook-Id")
+			}
+		}
+		if gap := got[2].at.Sub(got[1].at); gap < 90*time.Millisecond {
+			t.Fatalf("second retry after %v: no backoff", gap)
+		}
+		var attempts []any
+		waitFor(t, 5*time.Second, "the log", func() bool {
+			attempts = e.Do("GET", fmt.Sprintf("/admin/webhooks/%d/deliveries.json", id), nil).Expect(t, 200).List(t, "deliveries")
+			return len(attempts) == 3
+		})
+		newest := attempts[0].(map[string]any)
+		if newest["response_status"] != 200.0 || newest["attempt"] != 3.0 || newest["error"] != nil {
+			t.Fatalf("newest attempt %v", newest)
+		}
+		if oldest := attempts[2].(map[string]any); oldest["response_status"] != 500.0 || oldest["error"] == nil {
+			t.Fatalf("oldest attempt %v", oldest)
+		}
+		e.DoAs(apitest.ReadOnlyToken, "GET", fmt.Sprintf("/admin/webhooks/%d/deliveries.json", id), nil).Expect(t, 404)
+	}, api.Webhooks)
+}
+
+func TestFormatsFieldsAndMetafields(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rcJSON, rcXML := newReceiver(t), newReceiver(t)
+		subscribe(t, e, apitest.DemoToken, "products/create", rcJSON.URL, map[string]any{
+			"fields": []string{"id", "title"}, "metafield_namespaces": []string{"inventory"}})
+		subscribe(t, e, apitest.DemoToken, "products/create", rcXML.URL, map[string]any{"format": "xml"})
+		// A metafield owned by the product, in the layout the metafields resource serves.
+		err := e.Deps.Store.Transact(context.Background(), store.Put(store.Item{
+			PK: "metafield", SK: records.IDSK(77), GSI1PK: "metafield#owner#product#5", GSI1SK: records.IDSK(77), Version: 1,
+			Data: []byte(`{"id":77,"namespace":"inventory","key":"warehouse","value":25,"value_type":"integer","owner_id":5,"owner_resource":"product"}`),
+		}, store.IfAbsent, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		startPipeline(t, e, 10*time.Millisecond)
+		fire(t, e, "products/create", map[string]any{"id": 5, "title": "A & B", "vendor": "V", "body_html": nil,
+			"variants": []any{map[string]any{"id": 6, "price": "1.00"}}}, delivery.MetafieldsOf("product", 5))
+		waitFor(t, 10*time.Second, "both deliveries", func() bool { return len(rcJSON.requests()) == 1 && len(rcXML.requests()) == 1 })
+		j := string(rcJSON.requests()[0].body)
+		if !strings.Contains(j, `"title":"A \u0026 B"`) && !strings.Contains(j, `"title":"A & B"`) || strings.Contains(j, "vendor") ||
+			!strings.Contains(j, `"namespace":"inventory"`) {
+			t.Fatalf("json body %s", j)
+		}
+		x := rcXML.requests()[0]
+		if x.header.Get("Content-Type") != "application/xml" {
+			t.Fatalf("xml content type %q", x.header.Get("Content-Type"))
+		}
+		for _, want := range []string{"<product>", `<body-html nil="true"/>`, "<title>A &amp; B</title>", `<variants type="array"><variant>`, `<id type="integer">5</id>`} {
+			if !strings.Contains(string(x.body), want) {
+				t.Fatalf("xml lacks %s: %s", want, x.body)
+			}
+		}
+		verifyHMAC(t, x, demoSecret)
+	}, api.Webhooks)
+}
+
+// After MaxAttempts failures a delivery is dead-lettered; redeliver sends it again.
+func TestDeadLetterAndRedeliver(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		healthy := false
+		var mu sync.Mutex
+		rc.fail = func(int, *http.Request) int {
+			mu.Lock()
+			defer mu.Unlock()
+			if healthy {
+				return 0
+			}
+			return 503
+		}
+		id := subscribe(t, e, apitest.DemoToken, "products/delete", rc.URL, nil)
+		startPipeline(t, e, time.Millisecond)
+		fire(t, e, "products/delete", map[string]any{"id": 9})
+		waitFor(t, 30*time.Second, "all attempts", func() bool { return len(rc.requests()) == delivery.MaxAttempts })
+		var last map[string]any
+		waitFor(t, 5*time.Second, "the dead letter", func() bool {
+			l := e.Do("GET", fmt.Sprintf("/admin/webhooks/%d/deliveries.json?limit=1", id), nil).Expect(t, 200).List(t, "deliveries")
+			last = l[0].(map[string]any)
+			return last["dead_lettered"] == true
+		})
+		time.Sleep(200 * time.Millisecond)
+		if n := len(rc.requests()); n != delivery.MaxAttempts {
+			t.Fatalf("%d attempts after the dead letter", n)
+		}
+		mu.Lock()
+		healthy = true
+		mu.Unlock()
+		path := fmt.Sprintf("/admin/webhooks/%d/deliveries/%s/redeliver.json", id, last["delivery_id"])
+		e.Do("POST", path, nil).Expect(t, 200)
+		waitFor(t, 10*time.Second, "the redelivery", func() bool { return len(rc.requests()) == delivery.MaxAttempts+1 })
+		if got := rc.requests()[delivery.MaxAttempts].header.Get("X-Service-Webhook-Id"); got != last["delivery_id"] {
+			t.Fatalf("redelivery id %s, want %s", got, last["delivery_id"])
+		}
+		e.Do("POST", path, nil).Expect(t, 404) // no longer dead-lettered
+	}, api.Webhooks)
+}
+
+// A slow receiver does not hold up deliveries to others.
+func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		slow, fast := newReceiver(t), newReceiver(t)
+		slow.wait = 3 * time.Second
+		for range 5 {
+			subscribe(t, e, apitest.DemoToken, "products/update", slow.URL+"/"+fmt.Sprint(time.Now().UnixNano()), nil)
+		}
+		subscribe(t, e, apitest.DemoToken, "products/update", fast.URL, nil)
+		startPipeline(t, e, 10*time.Millisecond)
+		start := time.Now()
+		fire(t, e, "products/update", map[string]any{"id": 1})
+		waitFor(t, 10*time.Second, "the fast delivery", func() bool { return len(fast.requests()) == 1 })
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("the fast receiver waited %v", d)
+		}
+	}, api.Webhooks)
+}
+
+// Stopping the dispatcher mid-batch loses nothing: unacked messages come back.
+func TestNothingLostWhenStoppedMidBatch(t *testing.T) {
+	shortVisibility(t)
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		rc.wait = 200 * time.Millisecond
+		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
+		const n = 20
+		for i := range n {
+			fire(t, e, "orders/create", map[string]any{"id": i + 1})
+		}
+		p := startPipeline(t, e, 10*time.Millisecond)
+		waitFor(t, 10*time.Second, "the first deliveries", func() bool { return len(rc.requests()) >= 3 })
+		p.halt()
+		startPipeline(t, e, 10*time.Millisecond)
+		ids := map[string]bool{}
+		waitFor(t, 30*time.Second, "every delivery", func() bool {
+			for _, r := range rc.requests() {
+				ids[string(r.body)] = true
+			}
+			return len(ids) == n
+		})
+	}, api.Webhooks)
+}
+
+// Uninstall delivers app/uninstalled signed with the app's secret, revokes
+// the token and deletes the app's webhooks and script tags.
+func TestUninstall(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc, other := newReceiver(t), newReceiver(t)
+		subscribe(t, e, apitest.DemoToken, "app/uninstalled", rc.URL, nil)
+		subscribe(t, e, apitest.ReadOnlyToken, "app/uninstalled", other.URL, nil)
+		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL+"/orders", nil)
+		e.Do("POST", "/web/script_tags.json", map[string]any{"script_tag": map[string]any{"event": "onload", "src": "https://x.example.com/a.js"}}).Expect(t, 201)
+		startPipeline(t, e, 10*time.Millisecond)
+
+		e.Do("DELETE", "/admin/api_permissions/current.json", nil).Expect(t, 200)
+		e.Do("GET", "/admin/webhooks.json", nil).Expect(t, 401)
+		waitFor(t, 10*time.Second, "app/uninstalled", func() bool { return len(rc.requests()) == 1 })
+		r := rc.requests()[0]
+		if r.header.Get("X-Service-Topic") != "app/uninstalled" || !strings.Contains(string(r.body), `"domain":"demo-shop.example.com"`) {
+			t.Fatalf("delivery %v %s", r.header, r.body)
+		}
+		verifyHMAC(t, r, demoSecret)
+		time.Sleep(200 * time.Millisecond)
+		if len(other.requests()) != 0 {
+			t.Fatal("another app's app/uninstalled webhook fired")
+		}
+		for _, pk := range []string{"webhook#app#1001", "script_tag#app#1001"} {
+			items, _, err := e.Deps.Store.Query(context.Background(), store.Query{PK: pk})
+			if err != nil || len(items) != 0 {
+				t.Fatalf("%s: %d items left (%v)", pk, len(items), err)
+			}
+		}
+		if n := e.DoAs(apitest.ReadOnlyToken, "GET", "/admin/webhooks/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != 1.0 {
+			t.Fatalf("the other app's webhooks: %v", n)
+		}
+	}, api.Webhooks, api.ScriptTags)
+}
+
+func TestBackoffSpansTwoDays(t *testing.T) {
+	var total time.Duration
+	for a := 1; a < delivery.MaxAttempts; a++ {
+		d := delivery.Backoff(10*time.Second, a)
+		if a > 1 && d < delivery.Backoff(10*time.Second, a-1) {
+			t.Fatalf("backoff shrinks at attempt %d", a)
+		}
+		if d > 12*time.Hour {
+			t.Fatalf("backoff %v beyond SQS's 12 h visibility", d)
+		}
+		total += d
+	}
+	if total < 47*time.Hour || total > 49*time.Hour {
+		t.Fatalf("19 attempts span %v, want about 48 h", total)
+	}
+	if delivery.Backoff(10*time.Second, 1) != 10*time.Second || delivery.Backoff(10*time.Second, 2) != 20*time.Second {
+		t.Fatal("backoff does not start at the base and double")
+	}
+}

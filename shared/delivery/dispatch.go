@@ -1,0 +1,334 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/webhooks"
+)
+
+// Delivery limits.
+const (
+	MaxAttempts     = 19
+	RetryWindow     = 48 * time.Hour
+	DeliveryTimeout = 5 * time.Second
+	maxResponse     = 64 << 10
+	logTTL          = 7 * 24 * time.Hour
+)
+
+// DefaultRetryBase is WEBHOOK_RETRY_BASE_DELAY's default.
+const DefaultRetryBase = 10 * time.Second
+
+// Backoff is the wait after failed attempt n (1-based): base doubling each
+// time, capped so that MaxAttempts attempts span about RetryWindow.
+func Backoff(base time.Duration, attempt int) time.Duration {
+	c := backoffCap(base)
+	d := base << min(attempt-1, 40)
+	if d <= 0 || d > c {
+		return c
+	}
+	return d
+}
+
+// backoffCap finds the cap c with sum of min(base*2^i, c) over the
+// MaxAttempts-1 waits equal to RetryWindow (at most SQS's 12 h visibility).
+func backoffCap(base time.Duration) time.Duration {
+	total := func(c time.Duration) time.Duration {
+		var sum time.Duration
+		for i := range MaxAttempts - 1 {
+			d := base << min(i, 40)
+			if d <= 0 || d > c {
+				d = c
+			}
+			sum += d
+		}
+		return sum
+	}
+	lo, hi := base, 12*time.Hour
+	for hi-lo > time.Second {
+		mid := lo + (hi-lo)/2
+		if total(mid) < RetryWindow {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// Outcome says what to do with a message after an attempt.
+type Outcome struct {
+	Retry bool
+	After time.Duration
+}
+
+// Dispatcher delivers queued messages. Create it once per process.
+type Dispatcher struct {
+	Store     store.Store
+	Client    *outbound.Client
+	IDs       *ids.Generator
+	RetryBase time.Duration
+	// MaxDelay, when set, caps the backoff below its computed cap (tests
+	// walk through every attempt with it).
+	MaxDelay time.Duration
+
+	mu   sync.Mutex
+	shop *admin.Shop
+}
+
+// Attempt is one logged delivery attempt, as GET .../deliveries.json lists it.
+type Attempt struct {
+	ID             int64      `json:"id"`
+	DeliveryID     string     `json:"delivery_id"`
+	Topic          string     `json:"topic"`
+	Attempt        int        `json:"attempt"`
+	ResponseStatus *int       `json:"response_status"`
+	DurationMS     int64      `json:"duration_ms"`
+	Error          *string    `json:"error"`
+	DeadLettered   bool       `json:"dead_lettered"`
+	CreatedAt      admin.Time `json:"created_at"`
+}
+
+// AttemptPartition holds a webhook's attempt log.
+func AttemptPartition(webhookID int64) string { return "delivery#" + strconv.FormatInt(webhookID, 10) }
+
+// DeadLetterKey holds a dead-lettered message for redelivery.
+func DeadLetterKey(webhookID int64, deliveryID string) store.Key {
+	return store.Key{PK: "deadletter#" + strconv.FormatInt(webhookID, 10), SK: deliveryID}
+}
+
+func healthKey(webhookID int64) store.Key {
+	return store.Key{PK: "webhookhealth", SK: records.IDSK(webhookID)}
+}
+
+type health struct {
+	FirstFailure admin.Time `json:"first_failure_at"`
+}
+
+// Deliver makes one attempt at a message. An error means the attempt could
+// not be made (the store failed): leave the message to come back.
+func (d *Dispatcher) Deliver(ctx context.Context, qm queue.Message) (Outcome, error) {
+	var m Message
+	if err := json.Unmarshal(qm.Body, &m); err != nil {
+		slog.Error("dropping an unreadable delivery message", "error", err.Error())
+		return Outcome{}, nil
+	}
+	wh, err := webhooks.Lookup(ctx, d.Store, m.AppID, m.WebhookID)
+	switch {
+	case admin.ErrorCode(err) == admin.ENOTFOUND && m.Snapshot != nil:
+		wh = m.Snapshot
+	case admin.ErrorCode(err) == admin.ENOTFOUND:
+		return Outcome{}, nil // the webhook was deleted: nothing to deliver
+	case err != nil:
+		return Outcome{}, err
+	}
+	var n Notification
+	if _, err := records.Get(ctx, d.Store, NotificationKey(m.NotificationID), &n); err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return Outcome{}, nil
+		}
+		return Outcome{}, err
+	}
+	app, err := auth.App(ctx, d.Store, m.AppID)
+	if err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return Outcome{}, nil
+		}
+		return Outcome{}, err
+	}
+	shop, err := d.shopRecord(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	body, contentType, err := d.body(ctx, &n, wh)
+	if err != nil {
+		return Outcome{}, err
+	}
+
+	start := time.Now()
+	status, sendErr := d.send(ctx, wh.Address, body, map[string]string{
+		"Content-Type":           contentType,
+		"X-Service-Topic":        n.Topic,
+		"X-Service-Shop-Domain":  shop.Domain,
+		"X-Service-Webhook-Id":   m.DeliveryID,
+		"X-Service-Triggered-At": n.TriggeredAt.Format(time.RFC3339),
+		"X-Service-Hmac-Sha256":  Sign(app.SharedSecret, body),
+	})
+	if ctx.Err() != nil { // shutting down: not the receiver's fault; the message comes back
+		return Outcome{}, ctx.Err()
+	}
+	a := Attempt{ID: d.IDs.Next(), DeliveryID: m.DeliveryID, Topic: n.Topic, Attempt: qm.Attempt,
+		DurationMS: time.Since(start).Milliseconds(), CreatedAt: admin.Now()}
+	if status != 0 {
+		a.ResponseStatus = &status
+	}
+	ok := sendErr == nil && status >= 200 && status <= 299
+	if !ok {
+		msg := fmt.Sprintf("the receiver answered %d", status)
+		if sendErr != nil {
+			msg = outbound.Reason(sendErr)
+		}
+		a.Error = &msg
+	}
+	ops := []store.Op{d.logOp(wh.ID, &a)}
+	if ok {
+		if _, err := d.Store.Get(ctx, healthKey(wh.ID)); err == nil {
+			ops = append(ops, store.Delete(healthKey(wh.ID), store.Always, 0))
+		}
+		return Outcome{}, records.Transact(ctx, d.Store, ops...)
+	}
+
+	if removed, err := d.checkHealth(ctx, wh); err != nil || removed {
+		return Outcome{}, err
+	}
+	if qm.Attempt >= MaxAttempts {
+		a.DeadLettered = true
+		ops[0] = d.logOp(wh.ID, &a)
+		dl := DeadLetterKey(wh.ID, m.DeliveryID)
+		ops = append(ops, store.Put(store.Item{PK: dl.PK, SK: dl.SK, Version: 1, Data: qm.Body,
+			ExpiresAt: time.Now().Add(logTTL).Unix()}, store.Always, 0))
+		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", n.Topic)
+		return Outcome{}, records.Transact(ctx, d.Store, ops...)
+	}
+	after := Backoff(d.retryBase(), qm.Attempt)
+	if d.MaxDelay > 0 {
+		after = min(after, d.MaxDelay)
+	}
+	return Outcome{Retry: true, After: after}, records.Transact(ctx, d.Store, ops...)
+}
+
+func (d *Dispatcher) retryBase() time.Duration {
+	if d.RetryBase > 0 {
+		return d.RetryBase
+	}
+	return DefaultRetryBase
+}
+
+func (d *Dispatcher) logOp(webhookID int64, a *Attempt) store.Op {
+	return store.Put(store.Item{PK: AttemptPartition(webhookID), SK: records.IDSK(a.ID), Version: 1,
+		Data: records.Encode(a), ExpiresAt: time.Now().Add(logTTL).Unix()}, store.Always, 0)
+}
+
+// checkHealth notes the first failure of a failing streak and removes a
+// webhook whose deliveries have failed for RetryWindow.
+func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (removed bool, err error) {
+	var h health
+	_, err = records.Get(ctx, d.Store, healthKey(wh.ID), &h)
+	switch {
+	case admin.ErrorCode(err) == admin.ENOTFOUND:
+		k := healthKey(wh.ID)
+		h.FirstFailure = admin.Now()
+		err := d.Store.Transact(ctx, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&h)}, store.IfAbsent, 0))
+		if errors.Is(err, store.ErrConditionFailed) {
+			err = nil // a concurrent failure noted the streak first
+		}
+		return false, err
+	case err != nil:
+		return false, err
+	case time.Since(h.FirstFailure.Time) < RetryWindow:
+		return false, nil
+	}
+	slog.Warn("removing a webhook whose deliveries failed for 48 hours", "webhook", wh.ID, "address", wh.Address)
+	if err := webhooks.Remove(ctx, d.Store, wh.AppID, wh.ID); err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
+		return false, err
+	}
+	return true, d.Store.Transact(ctx, store.Delete(healthKey(wh.ID), store.Always, 0))
+}
+
+func (d *Dispatcher) send(ctx context.Context, address string, body []byte, headers map[string]string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, address, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, _, err := d.Client.Do(req, maxResponse)
+	if res != nil {
+		return res.StatusCode, nil // a big answer is still an answer
+	}
+	return 0, err
+}
+
+// Sign is the X-Service-Hmac-Sha256 header: Base64 of HMAC-SHA256 over the
+// raw body, keyed with the app's shared secret.
+func Sign(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func (d *Dispatcher) shopRecord(ctx context.Context) (*admin.Shop, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.shop != nil {
+		return d.shop, nil
+	}
+	var s admin.Shop
+	if _, err := records.Get(ctx, d.Store, auth.ShopKey, &s); err != nil {
+		return nil, err
+	}
+	d.shop = &s
+	return d.shop, nil
+}
+
+// body renders the payload for a webhook: restricted to its fields, with
+// the owner's metafields of its namespaces, as JSON or XML.
+func (d *Dispatcher) body(ctx context.Context, n *Notification, wh *webhooks.Webhook) ([]byte, string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(n.Payload, &obj); err != nil {
+		return nil, "", fmt.Errorf("notification %d: payload is not an object: %w", n.ID, err)
+	}
+	if len(wh.MetafieldNamespaces) > 0 && n.OwnerResource != "" {
+		items, err := records.List(ctx, d.Store, store.Query{Index: store.GSI1, PK: metafields.OwnerPartition(n.OwnerResource, n.OwnerID)}, nil, 0, 250)
+		if err != nil {
+			return nil, "", err
+		}
+		mfs := []metafields.Metafield{}
+		for i := range items {
+			var m metafields.Metafield
+			if err := records.Decode(&items[i], &m); err != nil {
+				return nil, "", err
+			}
+			if slices.Contains(wh.MetafieldNamespaces, m.Namespace) {
+				mfs = append(mfs, m)
+			}
+		}
+		obj["metafields"] = records.Encode(mfs)
+	}
+	if len(wh.Fields) > 0 {
+		for k := range obj {
+			if !slices.Contains(wh.Fields, k) && !(k == "metafields" && len(wh.MetafieldNamespaces) > 0) {
+				delete(obj, k)
+			}
+		}
+	}
+	if wh.Format == "xml" {
+		b, err := toXML(n.Resource, obj)
+		return b, "application/xml", err
+	}
+	b, err := json.Marshal(obj)
+	return b, "application/json", err
+}

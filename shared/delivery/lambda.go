@@ -1,0 +1,75 @@
+package delivery
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// SQSHandler is the webhook-dispatch function: it attempts each message of
+// a batch and reports those to retry as batch item failures (their
+// visibility already set to the backoff), so SQS deletes only the settled
+// ones. Deliveries of one batch run concurrently.
+func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		var resp events.SQSEventResponse
+		retry := make([]bool, len(ev.Records))
+		done := make(chan struct{}, len(ev.Records))
+		for i := range ev.Records {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				out, err := d.Deliver(ctx, sqsqueue.FromLambda(ev.Records[i]))
+				switch {
+				case err != nil:
+					slog.Error("delivery attempt failed", "message", ev.Records[i].MessageId, "error", err.Error())
+					retry[i] = true
+				case out.Retry:
+					retry[i] = true
+					if err := q.Retry(ctx, sqsqueue.FromLambda(ev.Records[i]), out.After); err != nil {
+						slog.Error("delivery retry failed", "message", ev.Records[i].MessageId, "error", err.Error())
+					}
+				}
+			}()
+		}
+		for range ev.Records {
+			<-done
+		}
+		for i, r := range ev.Records {
+			if retry[i] {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
+			}
+		}
+		return resp, nil
+	}
+}
+
+// StreamHandler is the change-feed function: for each outbox marker the
+// table's stream inserts, it fans the notification out to the delivery
+// queue. A failed record is reported by sequence number, so the stream
+// retries from it and nothing after it is skipped.
+func StreamHandler(st store.Store, q queue.Queue) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		var resp events.DynamoDBEventResponse
+		for _, r := range ev.Records {
+			if r.EventName != string(events.DynamoDBOperationTypeInsert) || r.Change.Keys["PK"].String() != OutboxPartition {
+				continue
+			}
+			id, err := records.ParseIDSK(r.Change.Keys["SK"].String())
+			if err == nil {
+				err = FanOut(ctx, st, q, id)
+			}
+			if err != nil {
+				slog.Error("fan-out failed", "sequence", r.Change.SequenceNumber, "error", err.Error())
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+				return resp, nil
+			}
+		}
+		return resp, nil
+	}
+}

@@ -1,0 +1,81 @@
+// Package delivery sends webhook notifications (spec §6.1).
+//
+// A change that fires a topic writes a notification in its own
+// transaction (Notify: one line in the resource's write). The notification
+// reaches the fan-out through the table: in AWS the table's stream carries
+// the outbox marker to the change-feed function; in the local runner Pump
+// polls the outbox partition. FanOut queues one message per subscribed
+// webhook, so each delivery is retried on its own; Dispatcher delivers a
+// message, signs it, logs the attempt and asks for a retry with
+// exponential backoff, dead-lettering after MaxAttempts.
+//
+// Items: notification/<id> (payload, kept NotificationTTL so retries can
+// read it), outbox/<id> (marker until fanned out), delivery#<webhook id>/<id>
+// (attempt log), deadletter#<webhook id>/<delivery id>, webhookhealth/<webhook id>.
+package delivery
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Notification is one firing of a topic.
+type Notification struct {
+	ID    int64  `json:"id"`
+	Topic string `json:"topic"`
+	// Resource names the payload's root element in XML (e.g. "product").
+	Resource string          `json:"resource"`
+	Payload  json.RawMessage `json:"payload"`
+	// OwnerResource and OwnerID name the payload's metafield owner, for
+	// webhooks with metafield_namespaces.
+	OwnerResource string     `json:"owner_resource,omitempty"`
+	OwnerID       int64      `json:"owner_id,omitempty"`
+	AppID         int64      `json:"app_id,omitempty"` // only this app's webhooks (app/uninstalled)
+	TriggeredAt   admin.Time `json:"triggered_at"`
+}
+
+// NotificationTTL outlives the retry window of every delivery.
+const NotificationTTL = 72 * time.Hour
+
+const (
+	notificationPartition = "notification"
+	// OutboxPartition holds a marker per notification not yet fanned out.
+	OutboxPartition = "outbox"
+)
+
+// NotificationKey addresses a notification.
+func NotificationKey(id int64) store.Key {
+	return store.Key{PK: notificationPartition, SK: records.IDSK(id)}
+}
+
+// Option refines a notification.
+type Option func(*Notification)
+
+// MetafieldsOf names the payload's metafield owner.
+func MetafieldsOf(resource string, id int64) Option {
+	return func(n *Notification) { n.OwnerResource, n.OwnerID = resource, id }
+}
+
+// OnlyApp restricts delivery to one app's webhooks.
+func OnlyApp(appID int64) Option { return func(n *Notification) { n.AppID = appID } }
+
+// Notify returns the writes that fire topic with payload (the resource
+// object, marshalled as its response shows it). Put them in the change's
+// transaction: no notification without its change, and none lost.
+func Notify(gen *ids.Generator, topic, resource string, payload any, opts ...Option) []store.Op {
+	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.Now()}
+	for _, o := range opts {
+		o(&n)
+	}
+	expires := time.Now().Add(NotificationTTL).Unix()
+	k := NotificationKey(n.ID)
+	return []store.Op{
+		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),
+		store.Put(store.Item{PK: OutboxPartition, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: expires}, store.IfAbsent, 0),
+	}
+}

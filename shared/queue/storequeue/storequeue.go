@@ -1,0 +1,273 @@
+// Package storequeue implements queue.Queue on the service's store, so that
+// the local runner needs no SQS: on the embedded store (boltstore) a
+// restart loses nothing. It also runs on DynamoDB (the suite checks it).
+//
+// Layout: one partition per queue, PK "queue#<name>"; a message is one item
+// with SK "<visible-at, unix nanoseconds zero-padded to 20 digits>#<id>" and
+// Data {"id", "body" (base64), "attempt" (receives so far)}. Sort-key order
+// is visibility order, so the visible messages are the partition's keys
+// before now's timestamp. Receiving a message moves its item to the key of
+// its next visibility (one transaction: delete the old key if present, put
+// the new one); whoever loses that race skips the message. The receipt is
+// the new sort key, so only the latest receive can ack or retry.
+package storequeue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// PollInterval is how often an empty Receive looks again (a Send through
+// the same Queue wakes it at once).
+const PollInterval = 50 * time.Millisecond
+
+// maxSendBytes bounds the encoded items of one Send transaction, well below
+// DynamoDB's 4 MB per transaction.
+const maxSendBytes = 2 << 20
+
+// Queue is a queue.Queue in a store partition.
+type Queue struct {
+	st         store.Store
+	pk         string
+	visibility time.Duration
+	now        func() time.Time
+
+	mu   sync.Mutex
+	sent chan struct{} // closed (and replaced) by each Send
+}
+
+var _ queue.Queue = (*Queue)(nil)
+
+// New returns the queue name kept in st, with the visibility timeout
+// queue.Visibility. Queues are cheap; a Send wakes waiting Receives of the
+// same *Queue at once, other processes' within PollInterval.
+func New(st store.Store, name string) *Queue {
+	return &Queue{st: st, pk: "queue#" + name, visibility: queue.Visibility, now: time.Now, sent: make(chan struct{})}
+}
+
+type record struct {
+	ID      string `json:"id"`
+	Body    []byte `json:"body"`
+	Attempt int    `json:"attempt"`
+}
+
+// sk is the sort key of message id visible at t.
+func sk(t time.Time, id string) string {
+	return stamp(t) + "#" + id
+}
+
+// stamp is t in unix nanoseconds, zero-padded to 20 digits.
+func stamp(t time.Time) string {
+	var b [20]byte
+	s := strconv.AppendInt(b[:0], t.UnixNano(), 10)
+	return strings.Repeat("0", 20-len(s)) + string(s)
+}
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (q *Queue) item(sk string, r *record) store.Item {
+	data, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // a string, bytes and an int
+	}
+	return store.Item{PK: q.pk, SK: sk, Data: data}
+}
+
+// Send writes the messages in as few transactions as the store allows.
+func (q *Queue) Send(ctx context.Context, bodies ...[]byte) error {
+	for _, b := range bodies {
+		if err := queue.CheckBody(b); err != nil {
+			return err
+		}
+	}
+	now := q.now()
+	ops := make([]store.Op, 0, min(len(bodies), store.MaxTransactItems))
+	size := 0
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		if err := q.st.Transact(ctx, ops...); err != nil {
+			return fmt.Errorf("storequeue: send: %w", err)
+		}
+		ops, size = ops[:0], 0
+		q.wake()
+		return nil
+	}
+	for _, b := range bodies {
+		id := newID()
+		it := q.item(sk(now, id), &record{ID: id, Body: b})
+		if len(ops) == store.MaxTransactItems || size+len(it.Data) > maxSendBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		ops = append(ops, store.Put(it, store.IfAbsent, 0))
+		size += len(it.Data) + len(it.SK)
+	}
+	return flush()
+}
+
+// wake wakes the Receives waiting on this Queue.
+func (q *Queue) wake() {
+	q.mu.Lock()
+	close(q.sent)
+	q.sent = make(chan struct{})
+	q.mu.Unlock()
+}
+
+func (q *Queue) sentChan() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.sent
+}
+
+// Receive claims up to max visible messages, polling until wait elapses.
+func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]queue.Message, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("storequeue: receive max %d", max)
+	}
+	max = min(max, queue.MaxReceive)
+	deadline := time.Now().Add(wait)
+	var timer *time.Timer
+	for {
+		// Taken before looking, so that a Send after the look wakes us.
+		sent := q.sentChan()
+		msgs, err := q.receive(ctx, max)
+		if len(msgs) > 0 || err != nil {
+			return msgs, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		d := min(left, PollInterval)
+		if timer == nil {
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-sent:
+		case <-timer.C:
+		}
+	}
+}
+
+// receive is one look: one Query, then one claim per visible message.
+func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := q.now()
+	items, _, err := q.st.Query(ctx, store.Query{PK: q.pk, Before: stamp(now) + "~", Limit: max})
+	if err != nil {
+		return nil, fmt.Errorf("storequeue: receive: %w", err)
+	}
+	// Concurrent consumers see the same first items; claiming in random
+	// order spreads them out instead of making all but one lose each race.
+	mrand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+	var msgs []queue.Message
+	for i := range items {
+		var r record
+		err := json.Unmarshal(items[i].Data, &r)
+		if err != nil {
+			err = fmt.Errorf("storequeue: message %s: %w", items[i].SK, err)
+		} else {
+			r.Attempt++
+			// Invisible for the full timeout from the claim, however long
+			// the claims before took.
+			receipt := sk(q.now().Add(q.visibility), r.ID)
+			err = q.st.Transact(ctx,
+				store.Delete(items[i].Key(), store.IfPresent, 0),
+				store.Put(q.item(receipt, &r), store.IfAbsent, 0))
+			if err == nil {
+				msgs = append(msgs, queue.Message{ID: r.ID, Receipt: receipt, Body: r.Body, Attempt: r.Attempt})
+				continue
+			}
+			if errors.Is(err, store.ErrConditionFailed) {
+				continue // another consumer claimed it first
+			}
+			err = fmt.Errorf("storequeue: claim: %w", err)
+		}
+		if len(msgs) > 0 {
+			// Those claimed are ours; the failed one stays visible.
+			return msgs, nil
+		}
+		return nil, err
+	}
+	return msgs, nil
+}
+
+// Ack deletes the message's item; ErrStaleReceipt when it has moved.
+func (q *Queue) Ack(ctx context.Context, m queue.Message) error {
+	if err := checkReceipt(m.Receipt); err != nil {
+		return err
+	}
+	err := q.st.Transact(ctx, store.Delete(store.Key{PK: q.pk, SK: m.Receipt}, store.IfPresent, 0))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return queue.ErrStaleReceipt
+	}
+	if err != nil {
+		return fmt.Errorf("storequeue: ack: %w", err)
+	}
+	return nil
+}
+
+// Retry moves the message's item to the key of its next visibility.
+func (q *Queue) Retry(ctx context.Context, m queue.Message, after time.Duration) error {
+	if err := checkReceipt(m.Receipt); err != nil {
+		return err
+	}
+	after = min(max(after, 0), queue.MaxRetry)
+	k := store.Key{PK: q.pk, SK: m.Receipt}
+	it, err := q.st.Get(ctx, k)
+	if errors.Is(err, store.ErrNotFound) {
+		return queue.ErrStaleReceipt
+	}
+	if err != nil {
+		return fmt.Errorf("storequeue: retry: %w", err)
+	}
+	next := it
+	next.SK = sk(q.now().Add(after), m.Receipt[21:])
+	if next.SK == k.SK {
+		return nil
+	}
+	err = q.st.Transact(ctx, store.Delete(k, store.IfPresent, 0), store.Put(next, store.IfAbsent, 0))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return queue.ErrStaleReceipt
+	}
+	if err != nil {
+		return fmt.Errorf("storequeue: retry: %w", err)
+	}
+	if after == 0 {
+		q.wake()
+	}
+	return nil
+}
+
+func checkReceipt(r string) error {
+	if len(r) < 22 || r[20] != '#' {
+		return fmt.Errorf("storequeue: malformed receipt %q", r)
+	}
+	return nil
+}
