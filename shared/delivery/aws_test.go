@@ -1,0 +1,198 @@
+package delivery_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	cfg "github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqstest"
+	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
+)
+
+// awsPipeline is the AWS path with real emulators: the table's stream
+// (DynamoDB Local) read as the change-feed function's event source would,
+// and the SQS queue (ElasticMQ) read as webhook-dispatch's would.
+type awsPipeline struct {
+	t        *testing.T
+	streams  *dynamodbstreams.Client
+	iterator *string
+	sqs      *sqs.Client
+	queueURL string
+	feed     func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+	dispatch func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+}
+
+func newAWSPipeline(t *testing.T) (*apitest.Env, *awsPipeline) {
+	old := queue.Visibility
+	queue.Visibility = 2 * time.Second
+	t.Cleanup(func() { queue.Visibility = old })
+
+	ddb := dynamotest.Client(t)
+	table := dynamotest.NewTable(t)
+	st := dynamostore.New(ddb, table)
+	queueURL := sqstest.NewQueue(t)
+	q := sqsqueue.New(sqstest.Client(t), queueURL)
+	e := apitest.New(t, st, api.Webhooks)
+	e.Deps.Queue = q
+
+	awsCfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := dynamodbstreams.NewFromConfig(awsCfg, func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(dynamotest.Endpoint(t)) })
+	desc, err := ddb.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &awsPipeline{t: t, streams: streams, sqs: sqstest.Client(t), queueURL: queueURL,
+		feed:     delivery.StreamHandler(st, q),
+		dispatch: delivery.SQSHandler(q, api.Dispatcher(e.Deps, cfg.Config{RetryBase: time.Second}))}
+	sd, err := streams.DescribeStream(context.Background(), &dynamodbstreams.DescribeStreamInput{StreamArn: desc.Table.LatestStreamArn})
+	if err != nil || len(sd.StreamDescription.Shards) == 0 {
+		t.Fatalf("stream: %v", err)
+	}
+	it, err := streams.GetShardIterator(context.Background(), &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: desc.Table.LatestStreamArn, ShardId: sd.StreamDescription.Shards[0].ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.iterator = it.ShardIterator
+	return e, p
+}
+
+// pollStream hands the stream's new records to the change-feed handler.
+func (p *awsPipeline) pollStream() {
+	out, err := p.streams.GetRecords(context.Background(), &dynamodbstreams.GetRecordsInput{ShardIterator: p.iterator})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.iterator = out.NextShardIterator
+	var ev events.DynamoDBEvent
+	for _, r := range out.Records {
+		keys := map[string]events.DynamoDBAttributeValue{}
+		for k, v := range r.Dynamodb.Keys {
+			if s, ok := v.(*streamtypes.AttributeValueMemberS); ok {
+				keys[k] = events.NewStringAttribute(s.Value)
+			}
+		}
+		ev.Records = append(ev.Records, events.DynamoDBEventRecord{EventName: string(r.EventName),
+			Change: events.DynamoDBStreamRecord{Keys: keys, SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber)}})
+	}
+	if len(ev.Records) == 0 {
+		return
+	}
+	resp, err := p.feed(context.Background(), ev)
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		p.t.Fatalf("change feed: %v %v", resp, err)
+	}
+}
+
+// pollQueue receives a batch and runs the dispatch handler on it, then
+// deletes what it did not report as failed, as the event source mapping
+// does. crash drops the batch unprocessed instead.
+func (p *awsPipeline) pollQueue(crash bool) int {
+	out, err := p.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &p.queueURL, MaxNumberOfMessages: 10,
+		WaitTimeSeconds: 1, VisibilityTimeout: 2,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if crash || len(out.Messages) == 0 {
+		return len(out.Messages)
+	}
+	var ev events.SQSEvent
+	for _, m := range out.Messages {
+		attrs := map[string]string{}
+		for k, v := range m.Attributes {
+			attrs[k] = v
+		}
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
+			Body: aws.ToString(m.Body), Attributes: attrs, MessageAttributes: map[string]events.SQSMessageAttribute{}})
+	}
+	resp, err := p.dispatch(context.Background(), ev)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	for _, m := range out.Messages {
+		if !failed[aws.ToString(m.MessageId)] {
+			p.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &p.queueURL, ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+	return len(out.Messages)
+}
+
+func TestAWSPipelineDeliversRetriesAndLosesNothing(t *testing.T) {
+	dynamotest.Endpoint(t)
+	sqstest.Endpoint(t)
+	e, p := newAWSPipeline(t)
+	rc := newReceiver(t)
+	rc.fail = func(n int, r *http.Request) int {
+		if r.URL.Path == "/flaky" && n == 1 {
+			return 500
+		}
+		return 0
+	}
+	subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL+"/flaky", nil)
+	const n = 5
+	for i := range n {
+		fire(t, e, "orders/create", map[string]any{"id": i + 1})
+	}
+	p.pollStream()
+
+	// The first batch is lost with its consumer: it must come back.
+	if got := p.pollQueue(true); got == 0 {
+		t.Fatal("nothing was queued")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	bodies := map[string]bool{}
+	for (len(bodies) < n || len(rc.requests()) < n+1) && time.Now().Before(deadline) { // n, and the retry of the 500
+		p.pollQueue(false)
+		for _, r := range rc.requests() {
+			if r.header.Get("X-Service-Topic") == "orders/create" {
+				verifyHMAC(t, r, demoSecret)
+			}
+			bodies[string(r.body)] = true
+		}
+	}
+	if len(bodies) != n {
+		t.Fatalf("%d of %d notifications delivered", len(bodies), n)
+	}
+	// The 500 was retried under the same delivery id.
+	got := rc.requests()
+	first := got[0].header.Get("X-Service-Webhook-Id")
+	again := 0
+	for _, r := range got[1:] {
+		if r.header.Get("X-Service-Webhook-Id") == first {
+			again++
+		}
+	}
+	if again != 1 {
+		t.Fatalf("the failed delivery %s was sent again %d times", first, again)
+	}
+	if p.pollQueue(false) != 0 {
+		t.Fatal("messages left on the queue")
+	}
+}
