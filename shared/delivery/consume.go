@@ -44,7 +44,9 @@ func Handle(ctx context.Context, q queue.Queue, d *Dispatcher, m queue.Message) 
 	out, err := d.Deliver(ctx, m)
 	switch {
 	case err != nil:
-		slog.Error("delivery attempt failed", "message", m.ID, "error", err.Error())
+		if ctx.Err() == nil {
+			slog.Error("delivery attempt failed", "message", m.ID, "error", err.Error())
+		}
 		return true
 	case out.Retry:
 		if err := q.Retry(ctx, m, out.After); err != nil {

@@ -379,3 +379,27 @@ func TestBackoffSpansTwoDays(t *testing.T) {
 		t.Fatal("backoff does not start at the base and double")
 	}
 }
+
+// A webhook whose deliveries have failed for 48 hours is removed.
+func TestWebhookFailingForTwoDaysIsRemoved(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		rc.fail = func(int, *http.Request) int { return 500 }
+		id := subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
+		// The streak began two days ago.
+		err := e.Deps.Store.Transact(context.Background(), store.Put(store.Item{PK: "webhookhealth", SK: records.IDSK(id), Version: 1,
+			Data: []byte(`{"first_failure_at":"` + time.Now().Add(-49*time.Hour).UTC().Format(time.RFC3339) + `"}`)}, store.IfAbsent, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		startPipeline(t, e, 10*time.Millisecond)
+		fire(t, e, "orders/create", map[string]any{"id": 1})
+		waitFor(t, 10*time.Second, "the webhook's removal", func() bool {
+			return e.Do("GET", fmt.Sprintf("/admin/webhooks/%d.json", id), nil).Status == 404
+		})
+		time.Sleep(300 * time.Millisecond)
+		if n := len(rc.requests()); n != 1 {
+			t.Fatalf("%d attempts after removal", n)
+		}
+	}, api.Webhooks)
+}
