@@ -12,13 +12,17 @@ CACHE ?= $(CURDIR)/.cache
 
 # Functions: template.yaml logical id = directory under functions/. A new
 # resource group needs one line here (and its function in template.yaml);
-# shared/api/template_test.go checks both against api.Groups.
+# shared/api/template_test.go checks both against api.Groups and its list of
+# functions that serve no route (webhook-dispatch, change-feed).
 SAM_FUNCTIONS := \
 	RedirectsFunction=functions/redirects \
 	ScriptTagsFunction=functions/script-tags \
 	EventsFunction=functions/events \
 	PagesFunction=functions/pages \
-	BlogsFunction=functions/blogs
+	BlogsFunction=functions/blogs \
+	WebhooksFunction=functions/webhooks \
+	WebhookDispatchFunction=functions/webhook-dispatch \
+	ChangeFeedFunction=functions/change-feed
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

@@ -18,6 +18,8 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
 )
 
 // Every function's handler, fed its events/ samples through api-proxy, must
@@ -61,6 +63,59 @@ func TestLambdaHandlersMatchLocalRunner(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// The samples of the functions that serve no route (events/webhook-dispatch,
+// events/change-feed, for `sam local invoke`) decode into their event types
+// and are handled without a batch item failure: a message for a webhook that
+// does not exist is dropped, and so is the outbox marker of a notification
+// that does not exist.
+func TestEventSourceSamples(t *testing.T) {
+	read := func(t *testing.T, path string, v any) {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join("..", "..", "events", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			t.Fatalf("events/%s: %v", path, err)
+		}
+	}
+	for _, s := range apitest.Stores {
+		t.Run(s.Name, func(t *testing.T) {
+			ctx := context.Background()
+			env := apitest.New(t, s.Open(t))
+
+			var batch events.SQSEvent
+			read(t, "webhook-dispatch/sqs-batch.json", &batch)
+			if len(batch.Records) != 1 || batch.Records[0].Attributes["ApproximateReceiveCount"] != "1" {
+				t.Fatalf("sqs-batch.json: want one record received once, got %+v", batch.Records)
+			}
+			var m delivery.Message
+			if err := json.Unmarshal([]byte(batch.Records[0].Body), &m); err != nil || m.DeliveryID == "" || m.WebhookID == 0 {
+				t.Fatalf("sqs-batch.json: body is not a delivery message (%v): %s", err, batch.Records[0].Body)
+			}
+			sqsResp, err := delivery.SQSHandler(env.Deps.Queue, api.Dispatcher(env.Deps, config.Config{}))(ctx, batch)
+			if err != nil || len(sqsResp.BatchItemFailures) > 0 {
+				t.Errorf("webhook-dispatch: failures %+v, error %v", sqsResp.BatchItemFailures, err)
+			}
+
+			var feed events.DynamoDBEvent
+			read(t, "change-feed/stream-insert.json", &feed)
+			if len(feed.Records) != 1 || feed.Records[0].EventName != "INSERT" || feed.Records[0].Change.Keys["PK"].String() != delivery.OutboxPartition {
+				t.Fatalf("stream-insert.json: want one INSERT of an outbox marker, got %+v", feed.Records)
+			}
+			feedResp, err := delivery.StreamHandler(env.Deps.Store, env.Deps.Queue)(ctx, feed)
+			if err != nil || len(feedResp.BatchItemFailures) > 0 {
+				t.Errorf("change-feed: failures %+v, error %v", feedResp.BatchItemFailures, err)
+			}
+			if msgs, err := env.Deps.Queue.Receive(ctx, 10, 0); err != nil || len(msgs) > 0 {
+				t.Errorf("change-feed queued %d messages (error %v), want none", len(msgs), err)
 			}
 		})
 	}

@@ -2,7 +2,8 @@ package api_test
 
 // These tests keep template.yaml, infra/sam.mk, functions/ and api.Groups in
 // agreement: one Lambda function per group, built from functions/<group>,
-// receiving every route of its group and nothing else.
+// receiving every route of its group and nothing else; and the functions
+// that serve no route (eventSourceFunctions) fed by their event sources.
 
 import (
 	"fmt"
@@ -19,6 +20,19 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 )
+
+// eventSourceFunctions are the functions under functions/ that are no HTTP
+// group: each consumes one event source (an event of Type reading Property,
+// a !GetAtt Source of a resource of type SourceType), reports batch item
+// failures, and has no HttpApi event.
+var eventSourceFunctions = []eventSourceFunction{
+	{"webhook-dispatch", "SQS", "Queue", "DeliveryQueue.Arn", "AWS::SQS::Queue"},
+	{"change-feed", "DynamoDB", "Stream", "Table.StreamArn", "AWS::DynamoDB::Table"},
+}
+
+type eventSourceFunction struct {
+	Dir, Type, Property, Source, SourceType string
+}
 
 func TestTemplate(t *testing.T) {
 	root := repoRoot(t)
@@ -55,6 +69,21 @@ func TestTemplateCheckReportsProblems(t *testing.T) {
 	want = fmt.Sprintf("matches no route of group %q", groups[0].Name)
 	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, want) }) {
 		t.Errorf("dead event not reported; want a problem containing %q, got:\n%s", want, strings.Join(problems, "\n"))
+	}
+
+	// An event-source function that lost its event source.
+	id := functionID(eventSourceFunctions[0].Dir)
+	fn := tmpl.functions[id]
+	if fn == nil {
+		t.Fatalf("template.yaml has no %s", id)
+	}
+	saved := fn.sources
+	fn.sources = nil
+	problems = checkTemplate(root, api.Groups, tmpl, mk, dirs)
+	fn.sources = saved
+	want = fmt.Sprintf("%s has no %s event", id, eventSourceFunctions[0].Type)
+	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, want) }) {
+		t.Errorf("missing event source not reported; want a problem containing %q, got:\n%s", want, strings.Join(problems, "\n"))
 	}
 }
 
@@ -120,18 +149,72 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 			bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
 		}
 	}
+	// Functions that serve no route: built the same way, fed by their event
+	// source, no HTTP events.
+	sourceFn := map[string]bool{} // by function logical id
+	for _, e := range eventSourceFunctions {
+		id := functionID(e.Dir)
+		sourceFn[id] = true
+		if _, dup := groupOf[id]; dup {
+			bad("api.Groups: group %q is also listed as an event-source function", e.Dir)
+		}
+		if !slices.Contains(dirs, e.Dir) {
+			bad("event-source function %s has no directory functions/%s", id, e.Dir)
+		}
+		if dir, ok := mk[id]; !ok {
+			bad("infra/sam.mk: SAM_FUNCTIONS has no entry for %s; add `%s=functions/%s`", id, id, e.Dir)
+		} else if filepath.Clean(dir) != filepath.Join("functions", e.Dir) {
+			bad("infra/sam.mk: SAM_FUNCTIONS builds %s from %s, want functions/%s", id, dir, e.Dir)
+		}
+		fn, ok := tmpl.functions[id]
+		if !ok {
+			bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, e.Dir)
+			continue
+		}
+		if fn.buildMethod != "makefile" {
+			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile (so that sam build runs make build-%s)", id, fn.buildMethod, id)
+		}
+		if abs := filepath.Join(root, fn.codeURI); fn.codeURI == "" || filepath.Clean(abs) != filepath.Clean(root) {
+			bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
+		}
+		for _, ev := range fn.events {
+			bad("template.yaml: %s serves no route but has HttpApi event %s (%s %s)", id, ev.name, ev.method, ev.path)
+		}
+		src, _, _ := strings.Cut(e.Source, ".")
+		found := false
+		for _, ev := range fn.sources {
+			if ev.typ != e.Type {
+				continue
+			}
+			found = true
+			if ev.source != e.Source {
+				bad("template.yaml: %s event %s: %s is %q, want !GetAtt %s", id, ev.name, e.Property, ev.source, e.Source)
+			}
+			if !ev.reportsFailures {
+				bad("template.yaml: %s event %s: FunctionResponseTypes must include ReportBatchItemFailures (the handler reports the records to retry)", id, ev.name)
+			}
+		}
+		if !found {
+			bad("template.yaml: %s has no %s event (on !GetAtt %s)", id, e.Type, e.Source)
+		}
+		if typ := tmpl.types[src]; typ != e.SourceType {
+			bad("template.yaml: %s's event source %s is %q, want a %s", id, src, typ, e.SourceType)
+		}
+	}
+
 	for _, d := range dirs {
-		if !slices.ContainsFunc(groups, func(g api.Group) bool { return g.Name == d }) {
-			bad("functions/%s has no group in api.Groups", d)
+		if !slices.ContainsFunc(groups, func(g api.Group) bool { return g.Name == d }) &&
+			!slices.ContainsFunc(eventSourceFunctions, func(e eventSourceFunction) bool { return e.Dir == d }) {
+			bad("functions/%s has no group in api.Groups (nor is it an event-source function)", d)
 		}
 	}
 	for id, dir := range mk {
-		if _, ok := groupOf[id]; !ok {
+		if _, ok := groupOf[id]; !ok && !sourceFn[id] {
 			bad("infra/sam.mk: SAM_FUNCTIONS entry %s=%s matches no group in api.Groups", id, dir)
 		}
 	}
 	for _, id := range tmpl.order {
-		if _, ok := groupOf[id]; !ok {
+		if _, ok := groupOf[id]; !ok && !sourceFn[id] {
 			bad("template.yaml: function %s matches no group in api.Groups (want CamelCase(group name)+\"Function\")", id)
 		}
 	}
@@ -282,12 +365,21 @@ func segmentPattern(seg string) *regexp.Regexp {
 // template is what the tests need of template.yaml.
 type template struct {
 	functions map[string]*function
-	order     []string // logical ids in template order
+	order     []string          // logical ids in template order
+	types     map[string]string // every resource's Type, by logical id
 }
 
 type function struct {
 	codeURI, buildMethod string
-	events               []event // HttpApi events only
+	events               []event       // HttpApi events only
+	sources              []sourceEvent // every other event
+}
+
+// sourceEvent is an event of another type than HttpApi (SQS, DynamoDB, ...).
+type sourceEvent struct {
+	name, typ       string
+	source          string // its Queue or Stream as "Resource.Attribute" when a !GetAtt, else ""
+	reportsFailures bool   // FunctionResponseTypes includes ReportBatchItemFailures
 }
 
 type event struct {
@@ -324,9 +416,10 @@ func loadTemplate(t *testing.T, path string) *template {
 		}
 	}
 
-	tm := &template{functions: map[string]*function{}}
+	tm := &template{functions: map[string]*function{}, types: map[string]string{}}
 	for i := 0; i+1 < len(resources.Content); i += 2 {
 		id, res := resources.Content[i].Value, resources.Content[i+1]
+		tm.types[id] = scalar(get(res, "Type"))
 		if scalar(get(res, "Type")) != "AWS::Serverless::Function" {
 			continue
 		}
@@ -340,7 +433,17 @@ func loadTemplate(t *testing.T, path string) *template {
 		if events := get(res, "Properties", "Events"); events != nil {
 			for j := 0; j+1 < len(events.Content); j += 2 {
 				evNode := events.Content[j+1]
-				if scalar(get(evNode, "Type")) != "HttpApi" {
+				if typ := scalar(get(evNode, "Type")); typ != "HttpApi" {
+					src := sourceEvent{name: events.Content[j].Value, typ: typ}
+					for _, prop := range []string{"Queue", "Stream"} {
+						if n := get(evNode, "Properties", prop); n != nil {
+							src.source = getAtt(n)
+						}
+					}
+					if frt := get(evNode, "Properties", "FunctionResponseTypes"); frt != nil && frt.Kind == yaml.SequenceNode {
+						src.reportsFailures = slices.ContainsFunc(frt.Content, func(n *yaml.Node) bool { return scalar(n) == "ReportBatchItemFailures" })
+					}
+					fn.sources = append(fn.sources, src)
 					continue
 				}
 				ev := event{
@@ -387,6 +490,30 @@ func get(n *yaml.Node, keys ...string) *yaml.Node {
 		n = next
 	}
 	return n
+}
+
+// getAtt returns the "Resource.Attribute" of a GetAtt (!GetAtt R.A,
+// !GetAtt [R, A] or Fn::GetAtt: [R, A]), "" for anything else.
+func getAtt(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "Fn::GetAtt" {
+		n = n.Content[1]
+	} else if n.Tag != "!GetAtt" {
+		return ""
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Value
+	case yaml.SequenceNode:
+		parts := make([]string, len(n.Content))
+		for i, c := range n.Content {
+			parts[i] = c.Value
+		}
+		return strings.Join(parts, ".")
+	}
+	return ""
 }
 
 // scalar returns a plain scalar's value, "" for anything else (including
