@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -400,6 +401,35 @@ func TestWebhookFailingForTwoDaysIsRemoved(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		if n := len(rc.requests()); n != 1 {
 			t.Fatalf("%d attempts after removal", n)
+		}
+	}, api.Webhooks)
+}
+
+// A notification whose stream record was lost is picked up by the sweep
+// that runs with later stream batches.
+func TestSweepSendsForgottenNotifications(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
+		old := delivery.Notify(e.Deps.IDs, "orders/create", "order", map[string]any{"id": 1})
+		// Back-date it past SweepAge: its id (the markers' sort key) is time-ordered.
+		oldID := ids.At(time.Now().Add(-delivery.SweepAge - time.Minute))
+		old[0].Item.SK, old[1].Item.SK = records.IDSK(oldID), records.IDSK(oldID)
+		old[0].Item.Data = []byte(strings.Replace(string(old[0].Item.Data), `"id":`, fmt.Sprintf(`"id":%d,"was":`, oldID), 1))
+		fresh := delivery.Notify(e.Deps.IDs, "orders/create", "order", map[string]any{"id": 2})
+		if err := records.Transact(context.Background(), e.Deps.Store, append(old, fresh...)...); err != nil {
+			t.Fatal(err)
+		}
+		if err := delivery.Sweep(context.Background(), e.Deps.Store, e.Deps.Queue, 10); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go delivery.Consume(ctx, e.Deps.Queue, api.Dispatcher(e.Deps, config.Config{}), 4)
+		waitFor(t, 10*time.Second, "the swept delivery", func() bool { return len(rc.requests()) == 1 })
+		time.Sleep(200 * time.Millisecond)
+		if got := rc.requests(); len(got) != 1 || string(got[0].body) != `{"id":1}` {
+			t.Fatalf("swept %d deliveries (the fresh one is the stream's)", len(got))
 		}
 	}, api.Webhooks)
 }

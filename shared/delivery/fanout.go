@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -102,4 +103,29 @@ func Pump(ctx context.Context, st store.Store, q queue.Queue, every time.Duratio
 		case <-t.C:
 		}
 	}
+}
+
+// SweepAge is how old an outbox marker must be before Sweep fans it out:
+// older than any stream delivery still in flight.
+const SweepAge = 5 * time.Minute
+
+// Sweep fans out outbox markers older than SweepAge, at most max of them:
+// notifications whose stream record was dropped after the change feed's
+// retries ran out. Marker sort keys are ids, and ids are time-ordered, so
+// this is one Query of the old end of the partition.
+func Sweep(ctx context.Context, st store.Store, q queue.Queue, max int) error {
+	items, _, err := st.Query(ctx, store.Query{PK: OutboxPartition, Before: records.IDSK(ids.At(time.Now().Add(-SweepAge))), Limit: max})
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		id, err := records.ParseIDSK(it.SK)
+		if err != nil {
+			continue
+		}
+		if err := FanOut(ctx, st, q, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

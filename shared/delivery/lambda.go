@@ -70,6 +70,11 @@ func StreamHandler(st store.Store, q queue.Queue) func(context.Context, events.D
 				return resp, nil
 			}
 		}
+		// Each batch also picks up a few markers whose stream records were
+		// given up on, so no notification stays unsent while changes go on.
+		if err := Sweep(ctx, st, q, 10); err != nil {
+			slog.Warn("outbox sweep failed", "error", err.Error())
+		}
 		return resp, nil
 	}
 }

@@ -53,3 +53,7 @@ func (g *Generator) Next() int64 {
 
 // Time returns the second an id was assigned in (meaningless for seed ids).
 func Time(id int64) time.Time { return Epoch.Add(time.Duration(id>>seqBits) * time.Second) }
+
+// At is the smallest id assigned in the second of t: ids below it were
+// assigned before t.
+func At(t time.Time) int64 { return int64(t.Sub(Epoch)/time.Second) << seqBits }
