@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"testing"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 )
 
@@ -20,5 +21,18 @@ func TestOptionalField(t *testing.T) {
 	err := httpapi.DecodeObject([]byte(`{"template_suffix": 5}`), &in)
 	if err == nil || err.Error() != `invalid template_suffix=["must be a string"]` {
 		t.Fatalf("wrong type: %v", err)
+	}
+}
+
+func TestMoneyTypeErrorNamesTheField(t *testing.T) {
+	var in struct {
+		Price admin.Money `json:"price"`
+	}
+	err := httpapi.DecodeObject([]byte(`{"price": "cheap"}`), &in)
+	if err == nil || err.Error() != `invalid price=["must be a number"]` {
+		t.Fatalf("got %v", err)
+	}
+	if err := httpapi.DecodeObject([]byte(`{"price": "12.5"}`), &in); err != nil || in.Price != 1250 {
+		t.Fatalf("got %v %v", in.Price, err)
 	}
 }

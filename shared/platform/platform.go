@@ -4,6 +4,8 @@
 package platform
 
 import (
+	"context"
+
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/queue"
@@ -18,4 +20,8 @@ type Deps struct {
 	Outbound *outbound.Client
 	// Queue carries webhook deliveries (SQS in AWS, the store locally).
 	Queue queue.Queue
+	// ProductChanged, when set, is called after a product's variants changed
+	// (smart collection membership follows them); the composition root
+	// wires it, so that resource packages need not import each other.
+	ProductChanged func(ctx context.Context, productID int64) error
 }

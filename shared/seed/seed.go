@@ -17,6 +17,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -152,7 +153,53 @@ func Parse(data []byte) (*File, error) {
 			return nil, err
 		}
 	}
+	for i, p := range f.Products {
+		vs, err := productVariants(p)
+		if err != nil {
+			return nil, fmt.Errorf("seed: products[%d]: %v", i, err)
+		}
+		if len(vs) > catalog.MaxVariants {
+			return nil, fmt.Errorf("seed: products[%d]: more than %d variants", i, catalog.MaxVariants)
+		}
+	}
 	return &f, nil
+}
+
+// productVariants reads a seeded product's variants with §4.17's defaults.
+func productVariants(p Object) ([]catalog.Variant, error) {
+	pid, _ := p.id()
+	kids, err := p.children("variants")
+	if err != nil {
+		return nil, err
+	}
+	now := admin.Now()
+	out := make([]catalog.Variant, len(kids))
+	for j, k := range kids {
+		rec := Object{}
+		for key, v := range VariantDefaults {
+			rec[key] = v
+		}
+		for key, v := range k {
+			rec[key] = v
+		}
+		raw, _ := json.Marshal(rec)
+		var v catalog.Variant
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("variants[%d]: %v", j, err)
+		}
+		v.ProductID = pid
+		if v.Title == "" {
+			v.Title = catalog.TitleOf(&v)
+		}
+		if v.CreatedAt.IsZero() {
+			v.CreatedAt = now
+		}
+		if v.UpdatedAt.IsZero() {
+			v.UpdatedAt = v.CreatedAt
+		}
+		out[j] = v
+	}
+	return out, nil
 }
 
 func (o Object) id() (int64, error) {
@@ -248,6 +295,9 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 			return err
 		}
 		for name, spec := range children {
+			if spec.skip {
+				continue
+			}
 			kids, _ := o.children(name)
 			for i, k := range kids {
 				kidPartition := ChildPartition(partition, id, spec.name)
@@ -278,10 +328,24 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 	}
 	for _, p := range f.Products {
 		if err := object(ProductPartition, p, nil, map[string]childSpec{
-			"variants": {name: "variant", global: VariantPartition, parentField: "product_id", defaults: VariantDefaults, position: true},
+			"variants": {skip: true},
 			"images":   {name: "image", parentField: "product_id", position: true},
 		}); err != nil {
 			return nil, sum, err
+		}
+		pid, _ := p.id()
+		variants, _ := productVariants(p)
+		var order catalog.Order
+		for i := range variants {
+			if err := put(variants[i].Item(1), VariantPartition); err != nil {
+				return nil, sum, err
+			}
+			order.IDs = append(order.IDs, variants[i].ID)
+		}
+		if len(variants) > 0 {
+			if err := put(catalog.PutOrder(pid, order, 0).Item, ""); err != nil {
+				return nil, sum, err
+			}
 		}
 	}
 	for _, c := range f.Customers {
@@ -303,6 +367,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 }
 
 type childSpec struct {
+	skip        bool   // written separately (variants)
 	name        string // child kind, in its partition name
 	global      string // partition when the child is addressable by id alone
 	parentField string
@@ -317,11 +382,11 @@ var VariantDefaults = Object{
 	"inventory_management": nil,
 	"grams":                0,
 	"weight":               0,
+	"price":                "0.00",
 	"weight_unit":          "kg",
 	"requires_shipping":    true,
 	"taxable":              true,
 	"sku":                  "",
-	"inventory_quantity":   0,
 	"option1":              nil,
 	"option2":              nil,
 	"option3":              nil,
