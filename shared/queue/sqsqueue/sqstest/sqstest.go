@@ -8,10 +8,6 @@ package sqstest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/storeadmin/adminapi/shared/emulatortest"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 )
@@ -26,14 +23,7 @@ import (
 // Endpoint returns SQS_ENDPOINT, or skips (fails under REQUIRE_EMULATORS=1) when unset.
 func Endpoint(t testing.TB) string {
 	t.Helper()
-	ep := os.Getenv("SQS_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("REQUIRE_EMULATORS") == "1" {
-			t.Fatal("SQS_ENDPOINT is unset and REQUIRE_EMULATORS=1 (start one: infra/emulators/elasticmq.sh start)")
-		}
-		t.Skip("SQS_ENDPOINT is unset (start one: infra/emulators/elasticmq.sh start)")
-	}
-	return ep
+	return emulatortest.Endpoint(t, "SQS_ENDPOINT", "infra/emulators/elasticmq.sh")
 }
 
 var (
@@ -63,14 +53,7 @@ func Client(t testing.TB) *sqs.Client {
 func NewQueue(t testing.TB) string {
 	t.Helper()
 	c := Client(t)
-	var b [6]byte
-	rand.Read(b[:])
-	// Queue names: up to 80 of [A-Za-z0-9_-].
-	name := sanitize(t.Name())
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
-	name = "t_" + name + "_" + hex.EncodeToString(b[:])
+	name := emulatortest.Name(t, 80)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	url, err := sqsqueue.CreateQueue(ctx, c, name)
@@ -91,14 +74,4 @@ func NewQueue(t testing.TB) string {
 func Open(t testing.TB) queue.Queue {
 	t.Helper()
 	return sqsqueue.New(Client(t), NewQueue(t))
-}
-
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, s)
 }

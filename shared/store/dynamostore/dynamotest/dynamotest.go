@@ -8,10 +8,6 @@ package dynamotest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/storeadmin/adminapi/shared/emulatortest"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
 )
@@ -26,14 +23,7 @@ import (
 // Endpoint returns DYNAMODB_ENDPOINT, or skips (fails under REQUIRE_EMULATORS=1) when unset.
 func Endpoint(t testing.TB) string {
 	t.Helper()
-	ep := os.Getenv("DYNAMODB_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("REQUIRE_EMULATORS") == "1" {
-			t.Fatal("DYNAMODB_ENDPOINT is unset and REQUIRE_EMULATORS=1 (start one: infra/emulators/dynamodb-local.sh start)")
-		}
-		t.Skip("DYNAMODB_ENDPOINT is unset (start one: infra/emulators/dynamodb-local.sh start)")
-	}
-	return ep
+	return emulatortest.Endpoint(t, "DYNAMODB_ENDPOINT", "infra/emulators/dynamodb-local.sh")
 }
 
 var (
@@ -62,13 +52,7 @@ func Client(t testing.TB) *dynamodb.Client {
 func NewTable(t testing.TB) string {
 	t.Helper()
 	c := Client(t)
-	var b [6]byte
-	rand.Read(b[:])
-	name := sanitize(t.Name())
-	if len(name) > 200 {
-		name = name[len(name)-200:]
-	}
-	name = "t_" + name + "_" + hex.EncodeToString(b[:])
+	name := emulatortest.Name(t, 255)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := dynamostore.CreateTable(ctx, c, name); err != nil {
@@ -88,14 +72,4 @@ func NewTable(t testing.TB) string {
 func Open(t testing.TB) store.Store {
 	t.Helper()
 	return dynamostore.New(Client(t), NewTable(t))
-}
-
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
 }
