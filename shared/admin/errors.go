@@ -67,6 +67,9 @@ func ErrorCode(err error) string {
 // NotFound is the error for any unknown or inaccessible resource.
 var NotFound = &Error{Code: ENOTFOUND, Message: "Not Found"}
 
+// Unauthorized is the error for a missing or unknown access token.
+var Unauthorized = &Error{Code: EUNAUTHORIZED, Message: "[API] Invalid API key or access token (unrecognized login or wrong password)"}
+
 // Validation collects per-field messages; its Err is nil when nothing failed.
 type Validation struct {
 	fields map[string][]string

@@ -49,24 +49,22 @@ const ShopTTL = time.Minute
 // NewIdentity returns the store-backed identity.
 func NewIdentity(st store.Store) *Identity { return &Identity{st: st} }
 
-var errUnauthorized = &admin.Error{Code: admin.EUNAUTHORIZED, Message: "[API] Invalid API key or access token (unrecognized login or wrong password)"}
-
 // AppByToken finds the app holding token: one GetItem.
 func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, error) {
 	if len(token) > 512 {
-		return nil, errUnauthorized
+		return nil, admin.Unauthorized
 	}
 	hash := HashToken(token)
 	var app admin.App
 	_, err := records.Get(ctx, id.st, TokenKey(hash), &app)
 	if admin.ErrorCode(err) == admin.ENOTFOUND {
-		return nil, errUnauthorized
+		return nil, admin.Unauthorized
 	}
 	if err != nil {
 		return nil, err
 	}
 	if subtle.ConstantTimeCompare([]byte(app.TokenHash), []byte(hash)) != 1 {
-		return nil, errUnauthorized
+		return nil, admin.Unauthorized
 	}
 	return &app, nil
 }

@@ -63,9 +63,7 @@ func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 				continue
 			}
 			if !slices.Contains(SubjectTypes, name) {
-				return f, &admin.Error{Code: admin.EBADREQUEST, Fields: map[string][]string{
-					"filter": {"must be a comma-separated list of " + strings.Join(SubjectTypes, ", ")},
-				}}
+				return f, httpapi.BadParam("filter", "must be a comma-separated list of "+strings.Join(SubjectTypes, ", "))
 			}
 			want[name] = true
 		}

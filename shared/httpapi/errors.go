@@ -53,8 +53,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 
 // Errors the conventions produce.
 var (
-	errUnauthorized = &admin.Error{Code: admin.EUNAUTHORIZED, Message: "[API] Invalid API key or access token (unrecognized login or wrong password)"}
-	errTooLarge     = &admin.Error{Code: admin.ETOOLARGE, Message: "Request body too large"}
+	errTooLarge = &admin.Error{Code: admin.ETOOLARGE, Message: "Request body too large"}
 )
 
 func errScope(s string) error {

@@ -132,7 +132,7 @@ func (rt *Router) authorize(r *http.Request, route *Route) (context.Context, err
 	ctx := r.Context()
 	token := r.Header.Get(TokenHeader)
 	if token == "" {
-		return ctx, errUnauthorized
+		return ctx, admin.Unauthorized
 	}
 	app, err := rt.identity.AppByToken(ctx, token)
 	if err != nil {
