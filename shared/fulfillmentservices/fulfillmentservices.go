@@ -1,0 +1,322 @@
+// Package fulfillmentservices serves /admin/fulfillment_services (spec §2.1,
+// §4.1) and gives the fulfillment provider polls their read of every
+// registered service.
+//
+// A service belongs to the app that created it: lists show only the
+// caller's unless scope=all, and only the owner may update or delete one
+// (another app's id is 404 there). Any app holding the scope may read any
+// service by id, as scope=all lists them all. Items:
+//
+//	service          fulfillment_service / id          (scope=all: one Query)
+//	  GSI1           fulfillment_service#app#<app id> / id   (the caller's list)
+//	handle guard     handle#fulfillment_service / <handle>   (same transaction)
+//
+// The record stores the owning app id (app_id), credential2 and the
+// timestamps; responses never show them.
+package fulfillmentservices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Partition holds every app's services.
+const Partition = "fulfillment_service"
+
+// HandleNamespace is the namespace of service handles: unique in the shop.
+const HandleNamespace = "fulfillment_service"
+
+// Formats are the allowed values of format; the first is the default.
+var Formats = []string{"json", "xml"}
+
+// Limits on input.
+const (
+	maxNameLen        = 255
+	maxCallbackURLLen = 1024
+	maxCredentialLen  = 255
+)
+
+// Service is the returned record. AppID (the owning app), Credential2 (the
+// password, whose presence credential2_exists reports) and the timestamps
+// are stored but never part of a response.
+type Service struct {
+	ID                     int64   `json:"id"`
+	Name                   string  `json:"name"`
+	Handle                 string  `json:"handle"`
+	ServiceName            string  `json:"service_name"`
+	CallbackURL            *string `json:"callback_url"`
+	Format                 string  `json:"format"`
+	InventoryManagement    bool    `json:"inventory_management"`
+	TrackingSupport        bool    `json:"tracking_support"`
+	RequiresShippingMethod bool    `json:"requires_shipping_method"`
+	ProviderID             *int64  `json:"provider_id"`
+	Credential1            *string `json:"credential1"`
+	Credential2Exists      bool    `json:"credential2_exists"`
+	Email                  *string `json:"email"`
+	IncludePendingStock    bool    `json:"include_pending_stock"`
+
+	AppID       int64      `json:"-"`
+	Credential2 string     `json:"-"`
+	CreatedAt   admin.Time `json:"-"`
+	UpdatedAt   admin.Time `json:"-"`
+}
+
+// stored is the item's JSON: the service plus its hidden fields.
+type stored struct {
+	Service
+	AppID       int64      `json:"app_id"`
+	Credential2 string     `json:"credential2,omitempty"`
+	CreatedAt   admin.Time `json:"created_at"`
+	UpdatedAt   admin.Time `json:"updated_at"`
+}
+
+// decode reads a service item, hidden fields included.
+func decode(it *store.Item) (Service, error) {
+	var s stored
+	if err := records.Decode(it, &s); err != nil {
+		return Service{}, err
+	}
+	out := s.Service
+	out.AppID, out.Credential2, out.CreatedAt, out.UpdatedAt = s.AppID, s.Credential2, s.CreatedAt, s.UpdatedAt
+	out.Credential2Exists = out.Credential2 != ""
+	return out, nil
+}
+
+// AppPartition is the GSI1 partition of one app's services.
+func AppPartition(appID int64) string { return Partition + "#app#" + strconv.FormatInt(appID, 10) }
+
+func key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
+
+func (s *Service) item(version int64) store.Item {
+	s.Credential2Exists = s.Credential2 != ""
+	return store.Item{
+		PK: Partition, SK: records.IDSK(s.ID),
+		GSI1PK: AppPartition(s.AppID), GSI1SK: records.IDSK(s.ID),
+		Version: version,
+		Data: records.Encode(stored{
+			Service: *s, AppID: s.AppID, Credential2: s.Credential2,
+			CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		}),
+	}
+}
+
+// input is the writable part; pointers and Optionals tell absent from given.
+type input struct {
+	Name                   *string                  `json:"name"`
+	CallbackURL            httpapi.Optional[string] `json:"callback_url"`
+	Format                 *string                  `json:"format"`
+	InventoryManagement    *bool                    `json:"inventory_management"`
+	TrackingSupport        *bool                    `json:"tracking_support"`
+	RequiresShippingMethod *bool                    `json:"requires_shipping_method"`
+	Credential1            httpapi.Optional[string] `json:"credential1"`
+	Credential2            httpapi.Optional[string] `json:"credential2"`
+}
+
+func tooLong(n int) string { return fmt.Sprintf("is too long (maximum is %d characters)", n) }
+
+// apply validates in and merges it into s; create requires name and fills
+// the defaults. The rules that tie fields together are checked on the result.
+func (in *input) apply(s *Service, create bool) error {
+	var v admin.Validation
+	if in.Name != nil || create {
+		name := ""
+		if in.Name != nil {
+			name = strings.TrimSpace(*in.Name)
+		}
+		switch {
+		case name == "":
+			v.Add("name", admin.MsgBlank)
+		case utf8.RuneCountInString(name) > maxNameLen:
+			v.Add("name", tooLong(maxNameLen))
+		default:
+			s.Name, s.ServiceName = name, name
+		}
+	}
+	if in.CallbackURL.Set {
+		u := strings.TrimSpace(in.CallbackURL.Value)
+		switch {
+		case in.CallbackURL.Null || u == "":
+			s.CallbackURL = nil
+		case len(u) > maxCallbackURLLen:
+			v.Add("callback_url", tooLong(maxCallbackURLLen))
+		case !validCallbackURL(u):
+			v.Add("callback_url", admin.MsgInvalid)
+		default:
+			s.CallbackURL = &u
+		}
+	}
+	switch {
+	case in.Format != nil:
+		if *in.Format != Formats[0] && *in.Format != Formats[1] {
+			v.Add("format", admin.MsgNotInList)
+		} else {
+			s.Format = *in.Format
+		}
+	case create:
+		s.Format = Formats[0]
+	}
+	if in.InventoryManagement != nil {
+		s.InventoryManagement = *in.InventoryManagement
+	}
+	if in.TrackingSupport != nil {
+		s.TrackingSupport = *in.TrackingSupport
+	}
+	switch {
+	case in.RequiresShippingMethod != nil:
+		s.RequiresShippingMethod = *in.RequiresShippingMethod
+	case create:
+		s.RequiresShippingMethod = true
+	}
+	if in.Credential1.Set {
+		if c := strings.TrimSpace(in.Credential1.Value); utf8.RuneCountInString(c) > maxCredentialLen {
+			v.Add("credential1", tooLong(maxCredentialLen))
+		} else {
+			httpapi.SetText(&s.Credential1, in.Credential1)
+		}
+	}
+	if in.Credential2.Set {
+		if utf8.RuneCountInString(in.Credential2.Value) > maxCredentialLen {
+			v.Add("credential2", tooLong(maxCredentialLen))
+		} else {
+			s.Credential2 = in.Credential2.Value // null and "" clear it
+		}
+	}
+	s.Credential2Exists = s.Credential2 != ""
+	if (s.InventoryManagement || s.TrackingSupport) && s.CallbackURL == nil && !v.Has("callback_url") {
+		v.Add("callback_url", admin.MsgBlank)
+	}
+	return v.Err()
+}
+
+// validCallbackURL accepts an absolute http or https URL with a host and no
+// query or fragment: it is the root the callback paths are appended to.
+func validCallbackURL(a string) bool {
+	if strings.ContainsAny(a, " \t\r\n<>\"\\") {
+		return false
+	}
+	u, err := url.Parse(a)
+	if err != nil || u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(a, "#") {
+		return false
+	}
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+}
+
+// Lookup reads one service of any app, AppID and Credential2 filled; an
+// unknown id is admin.NotFound.
+func Lookup(ctx context.Context, st store.Store, id int64) (*Service, error) {
+	it, err := st.Get(ctx, key(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, admin.NotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := decode(&it)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// All returns every app's services in id order, AppID and Credential2
+// filled: one Query of the partition, paged.
+func All(ctx context.Context, st store.Store) ([]Service, error) {
+	return query(ctx, st, store.Query{PK: Partition})
+}
+
+// OfApp returns one app's services in id order: one Query of GSI1, paged.
+func OfApp(ctx context.Context, st store.Store, appID int64) ([]Service, error) {
+	return query(ctx, st, store.Query{Index: store.GSI1, PK: AppPartition(appID)})
+}
+
+func query(ctx context.Context, st store.Store, q store.Query) ([]Service, error) {
+	q.Limit = 500
+	out := []Service{}
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			s, err := decode(&items[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		if next == "" {
+			return out, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// deleteOps are the writes deleting a service read at version: the record
+// (if unchanged) and its handle.
+func deleteOps(s *Service, version int64) []store.Op {
+	return []store.Op{
+		store.Delete(key(s.ID), store.IfVersion, version),
+		handles.Release(HandleNamespace, s.Handle),
+	}
+}
+
+// DeleteAllOfApp deletes every service of an app with its handle (app
+// uninstall). A service changed meanwhile is read again.
+func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
+	const batch = store.MaxTransactItems / 2
+	for attempt := 0; ; attempt++ {
+		if attempt > 20 {
+			return fmt.Errorf("fulfillmentservices: deleting the services of app %d: still changing after %d attempts", appID, attempt)
+		}
+		// The table, not GSI1, gives each item's current version.
+		svcs, err := OfApp(ctx, st, appID)
+		if err != nil || len(svcs) == 0 {
+			return err
+		}
+		failed := false
+		for len(svcs) > 0 && !failed {
+			n := min(len(svcs), batch)
+			var ops []store.Op
+			for i := range svcs[:n] {
+				it, err := st.Get(ctx, key(svcs[i].ID))
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				s, err := decode(&it)
+				if err != nil {
+					return err
+				}
+				ops = append(ops, deleteOps(&s, it.Version)...)
+			}
+			svcs = svcs[n:]
+			if len(ops) == 0 {
+				continue
+			}
+			err := records.Transact(ctx, st, ops...)
+			if store.FailedOp(err) >= 0 {
+				failed = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !failed {
+			return nil
+		}
+	}
+}
