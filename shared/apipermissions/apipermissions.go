@@ -1,7 +1,7 @@
 // Package apipermissions serves DELETE /admin/api_permissions/current.json,
 // which uninstalls the calling app, as in the original API: its
 // app/uninstalled webhooks are delivered (signed with its secret), its token
-// is revoked, and its script tags and webhooks are deleted.
+// is revoked, and its script tags, webhooks and fulfillment services are deleted.
 package apipermissions
 
 import (
@@ -11,6 +11,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -72,6 +73,9 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := webhooks.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
+		return err
+	}
+	if err := fulfillmentservices.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)
