@@ -5,7 +5,8 @@
 //
 // Items: product/<id> (the seed's JSON object); variant/<id> with GSI1
 // product#<product id>#variant / <id> and the stock level as the atomic
-// number n_inventory_quantity; variantorder/<product id> holding the ordered
+// number n_inventory_quantity and, when a fulfillment service manages its
+// stock, GSI2 variant#managed#<handle> / <id>; variantorder/<product id> holding the ordered
 // variant ids, which gives positions and serialises variant creates and
 // deletes of one product (the 100-variant limit, option uniqueness).
 package catalog
@@ -119,13 +120,21 @@ type Variant struct {
 func (v *Variant) Item(version int64) store.Item {
 	data := *v
 	data.Position, data.InventoryQuantity, data.OldInventoryQuantity = 0, 0, 0
-	return store.Item{
+	it := store.Item{
 		PK: VariantPartition, SK: records.IDSK(v.ID),
 		GSI1PK: ProductVariantsIndex(v.ProductID), GSI1SK: records.IDSK(v.ID),
 		Version: version, Nums: map[string]int64{InventoryNum: v.InventoryQuantity},
 		Data: records.Encode(&data),
 	}
+	if v.InventoryManagement != nil && *v.InventoryManagement != "" {
+		it.GSI2PK, it.GSI2SK = ManagedIndex(*v.InventoryManagement), records.IDSK(v.ID)
+	}
+	return it
 }
+
+// ManagedIndex is the GSI2 partition of the variants whose stock a
+// fulfillment service (by handle) manages: the hourly fetch_stock reads it.
+func ManagedIndex(handle string) string { return "variant#managed#" + handle }
 
 // DecodeVariant reads a variant item (without its position).
 func DecodeVariant(it *store.Item) (Variant, error) {
