@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -211,6 +212,9 @@ func (o Object) id() (int64, error) {
 	if err != nil || id <= 0 || id > ids.SeedMax {
 		return 0, fmt.Errorf("id %s is not an integer between 1 and %d", n, int64(ids.SeedMax))
 	}
+	if id == collection.FrontpageID {
+		return 0, fmt.Errorf("id %d is reserved for the frontpage collection", id)
+	}
 	return id, nil
 }
 
@@ -320,6 +324,16 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 			}
 		}
 		return nil
+	}
+	// Every shop starts with the custom collection frontpage (§2.6): its
+	// item, handle claim and count in one transaction, skipped whole once written.
+	switch err := st.Transact(ctx, collection.FrontpageOps(admin.Now())...); {
+	case store.FailedOp(err) >= 0:
+		sum.Skipped++
+	case err != nil:
+		return nil, sum, err
+	default:
+		sum.Written++
 	}
 	for _, b := range f.Blogs {
 		if err := object(BlogPartition, b, nil, nil); err != nil {

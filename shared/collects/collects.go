@@ -1,0 +1,174 @@
+// Package collects serves /com/collects (spec §2.3, §4.3): the links of
+// products to custom collections. It also owns the collect item layout,
+// which the custom collections endpoints use to link products on create and
+// to remove a deleted collection's links.
+//
+// Items:
+//   - collect/<id>, GSI1 collection#<collection id>#collect/<id> (a
+//     collection's collects in creation order), GSI2
+//     product#<product id>#collect/<collection id> (a product's collections).
+//   - collect#guard#<collection id>/<product id>, Data {"id": collect id}:
+//     one collect per product and collection, written in the collect's
+//     transaction; its partition is also the strongly consistent list of a
+//     collection's collects that a collection delete removes.
+//   - count#collect: the sharded count of all collects.
+//
+// Every collect create and delete changes the collection's products_count
+// (and a create its collect_seq) in the same transaction, so the collection's
+// single read is one GetItem.
+//
+// Smart collections (written elsewhere) keep their memberships in
+// smart_member#<collection id>/<product id>, GSI2
+// product#<product id>#smart_member/<collection id>; they are listed here as
+// read-only collects.
+package collects
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Collect is the stored and returned record.
+type Collect struct {
+	ID           int64      `json:"id"`
+	CollectionID int64      `json:"collection_id"`
+	ProductID    int64      `json:"product_id"`
+	Featured     bool       `json:"featured"`
+	Position     int64      `json:"position"`
+	SortValue    string     `json:"sort_value"`
+	CreatedAt    admin.Time `json:"created_at"`
+	UpdatedAt    admin.Time `json:"updated_at"`
+}
+
+// Partition holds every collect by id (and names their count).
+const Partition = "collect"
+
+// Key addresses a collect.
+func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
+
+// CollectionIndex is the GSI1 partition of a custom collection's collects.
+func CollectionIndex(collectionID int64) string {
+	return "collection#" + strconv.FormatInt(collectionID, 10) + "#collect"
+}
+
+// ProductIndex is the GSI2 partition of a product's collects, sorted by
+// collection id.
+func ProductIndex(productID int64) string {
+	return "product#" + strconv.FormatInt(productID, 10) + "#collect"
+}
+
+// GuardKey is the item keeping one collect per collection and product.
+func GuardKey(collectionID, productID int64) store.Key {
+	return store.Key{PK: guardPartition(collectionID), SK: records.IDSK(productID)}
+}
+
+func guardPartition(collectionID int64) string {
+	return "collect#guard#" + strconv.FormatInt(collectionID, 10)
+}
+
+// Smart collection memberships (the smart collections package writes them).
+func smartMembers(collectionID int64) string {
+	return "smart_member#" + strconv.FormatInt(collectionID, 10)
+}
+func smartProductIndex(productID int64) string {
+	return "product#" + strconv.FormatInt(productID, 10) + "#smart_member"
+}
+
+// SortValue is a position zero-padded to 10 digits (§2.3).
+func SortValue(position int64) string { return fmt.Sprintf("%010d", position) }
+
+// New is a collect of a product in a collection at a position.
+func New(id, collectionID, productID, position int64, now admin.Time) Collect {
+	return Collect{
+		ID: id, CollectionID: collectionID, ProductID: productID, Position: position,
+		SortValue: SortValue(position), CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// Item is the collect's item.
+func (c *Collect) Item() store.Item {
+	return store.Item{
+		PK: Partition, SK: records.IDSK(c.ID),
+		GSI1PK: CollectionIndex(c.CollectionID), GSI1SK: records.IDSK(c.ID),
+		GSI2PK: ProductIndex(c.ProductID), GSI2SK: records.IDSK(c.CollectionID),
+		Version: 1, Data: records.Encode(c),
+	}
+}
+
+// LinkOps are the writes of a new collect: its item, its guard (failing
+// when the product is already in the collection) and the count. The
+// collection's numbers are the caller's: they depend on how it read them.
+func LinkOps(c *Collect) []store.Op {
+	g := GuardKey(c.CollectionID, c.ProductID)
+	return []store.Op{
+		store.Put(c.Item(), store.IfAbsent, 0),
+		store.Put(store.Item{PK: g.PK, SK: g.SK, Version: 1, Data: records.Encode(guard{c.ID})}, store.IfAbsent, 0),
+		records.CountOp(Partition, 1),
+	}
+}
+
+// unlinkOps are the writes removing a collect (its first op fails when the
+// collect is gone already), without the collection's numbers.
+func unlinkOps(id, collectionID, productID int64) []store.Op {
+	return []store.Op{
+		store.Delete(Key(id), store.IfPresent, 0),
+		store.Delete(GuardKey(collectionID, productID), store.Always, 0),
+		records.CountOp(Partition, -1),
+	}
+}
+
+type guard struct {
+	ID int64 `json:"id"`
+}
+
+// DeleteOfCollection removes every collect of a deleted collection. It reads
+// the collection's guard partition (a consistent read of the table, so it
+// sees every collect committed before the collection's delete) and deletes
+// in batches; a collect deleted meanwhile by its own endpoint is skipped, so
+// the count is decremented once per collect.
+func DeleteOfCollection(ctx context.Context, st store.Store, collectionID int64) error {
+	items, err := records.List(ctx, st, store.Query{PK: guardPartition(collectionID)}, nil, 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	var groups [][]store.Op
+	for i := range items {
+		var g guard
+		if err := records.Decode(&items[i], &g); err != nil {
+			return err
+		}
+		pid, err := records.ParseIDSK(items[i].SK)
+		if err != nil {
+			return err
+		}
+		groups = append(groups, unlinkOps(g.ID, collectionID, pid))
+	}
+	const perBatch = (store.MaxTransactItems - 1) / 2 // two ops each, plus the folded count
+	for len(groups) > 0 {
+		batch := groups[:min(len(groups), perBatch)]
+		for len(batch) > 0 {
+			var ops []store.Op
+			for _, g := range batch {
+				ops = append(ops, g...)
+			}
+			err := records.Transact(ctx, st, ops...)
+			i := store.FailedOp(err)
+			if i < 0 {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			// That collect is gone already: drop it and commit the others.
+			gone := i / 3
+			batch = append(batch[:gone:gone], batch[gone+1:]...)
+		}
+		groups = groups[min(len(groups), perBatch):]
+	}
+	return nil
+}

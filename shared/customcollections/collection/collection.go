@@ -1,0 +1,118 @@
+// Package collection is the stored custom collection (spec §2.6): its item,
+// the atomic numbers collects keep on it, and the frontpage collection every
+// shop starts with. It imports no resource package, so the seed, the custom
+// collections endpoints and the collects endpoints all build on it.
+//
+// Item: custom_collection/<id> with Nums products_count (how many collects
+// the collection has) and collect_seq (the position the last collect
+// received). Collect writes change both in their own transaction; a write of
+// the whole item (an update) is conditioned on the version it read, so it
+// never loses their changes. The handle is guarded by
+// handle#collection/<handle>, one namespace with smart collections.
+package collection
+
+import (
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+const (
+	// Partition holds every custom collection by id (and names its count).
+	Partition = "custom_collection"
+	// HandleNamespace is shared by custom and smart collections.
+	HandleNamespace = "collection"
+	// ProductsCount is the atomic number counting the collection's collects.
+	ProductsCount = "products_count"
+	// CollectSeq is the atomic number holding the last position given to a collect.
+	CollectSeq = "collect_seq"
+	// SmartPartition holds smart collections (another package writes them);
+	// collects must tell a smart collection id from an unknown one.
+	SmartPartition = "smart_collection"
+)
+
+// Key addresses a custom collection.
+func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
+
+// SmartKey addresses a smart collection.
+func SmartKey(id int64) store.Key { return store.Key{PK: SmartPartition, SK: records.IDSK(id)} }
+
+// Collection is the returned record.
+type Collection struct {
+	ID             int64         `json:"id"`
+	Title          string        `json:"title"`
+	Handle         string        `json:"handle"`
+	BodyHTML       *string       `json:"body_html"`
+	Image          *images.Image `json:"image,omitempty"`
+	PublishedAt    admin.Time    `json:"published_at"`
+	PublishedScope string        `json:"published_scope"`
+	SortOrder      string        `json:"sort_order"`
+	TemplateSuffix *string       `json:"template_suffix"`
+	UpdatedAt      admin.Time    `json:"updated_at"`
+	// ProductsCount is filled from the item's number by single-item reads.
+	ProductsCount *int64 `json:"products_count,omitempty"`
+}
+
+// Record is the stored form: the collection, its creation time (for the
+// created_at filters) and the id of its attached image file, so that
+// replacing the image or deleting the collection removes the chunks.
+type Record struct {
+	Collection
+	CreatedAt admin.Time `json:"created_at"`
+	ImageFile int64      `json:"image_file_id,omitempty"`
+}
+
+// Item is the record's item carrying nums (the numbers as read, or the
+// initial ones of a create).
+func (r *Record) Item(version int64, nums map[string]int64) store.Item {
+	data := *r
+	data.ProductsCount = nil // kept in Nums only
+	return store.Item{PK: Partition, SK: records.IDSK(r.ID), Version: version, Nums: nums, Data: records.Encode(&data)}
+}
+
+// Decode reads a collection item, with products_count from its number.
+func Decode(it *store.Item) (Record, error) {
+	var r Record
+	if err := records.Decode(it, &r); err != nil {
+		return r, err
+	}
+	n := it.Nums[ProductsCount]
+	r.ProductsCount = &n
+	return r, nil
+}
+
+// Default values of §2.6.
+const (
+	DefaultSortOrder = "alpha-asc"
+	PublishedScope   = "global"
+)
+
+// FrontpageID is the id of the frontpage collection: the largest seed id,
+// which the seed reserves (no seeded record may use it) and the service
+// never assigns.
+const FrontpageID = ids.SeedMax
+
+// FrontpageHandle is the frontpage collection's handle.
+const FrontpageHandle = "frontpage"
+
+// FrontpageOps are the writes creating the frontpage collection every shop
+// starts with (§2.6): the published, empty collection, its handle claim and
+// its count, as one transaction that fails whole (its first op, the
+// IfAbsent put, or the claim) when it was written before.
+func FrontpageOps(now admin.Time) []store.Op {
+	r := Record{
+		Collection: Collection{
+			ID: FrontpageID, Title: "Frontpage", Handle: FrontpageHandle, PublishedAt: now,
+			PublishedScope: PublishedScope, SortOrder: DefaultSortOrder, UpdatedAt: now,
+		},
+		CreatedAt: now,
+	}
+	return []store.Op{
+		store.Put(r.Item(1, map[string]int64{ProductsCount: 0, CollectSeq: 0}), store.IfAbsent, 0),
+		handles.Claim(HandleNamespace, FrontpageHandle, FrontpageID),
+		records.CountOp(Partition, 1),
+	}
+}
