@@ -21,7 +21,10 @@ var ErrMoney = errors.New("is not a number")
 
 // errMoneyType is what a JSON decode of a non-amount reports: a type error,
 // which the HTTP layer turns into a 422 naming the field ("must be a number").
-var errMoneyType = &json.UnmarshalTypeError{Value: "amount", Type: reflect.TypeFor[float64]()}
+// It is new each time: encoding/json writes the field's name into it.
+func errMoneyType() error {
+	return &json.UnmarshalTypeError{Value: "amount", Type: reflect.TypeFor[float64]()}
+}
 
 func (m Money) String() string {
 	neg := m < 0
@@ -45,13 +48,13 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	if len(s) >= 2 && s[0] == '"' {
 		var str string
 		if err := json.Unmarshal(b, &str); err != nil {
-			return errMoneyType
+			return errMoneyType()
 		}
 		s = strings.TrimSpace(str)
 	}
 	v, err := ParseMoney(s)
 	if err != nil {
-		return errMoneyType
+		return errMoneyType()
 	}
 	*m = v
 	return nil

@@ -36,3 +36,20 @@ func TestMoneyTypeErrorNamesTheField(t *testing.T) {
 		t.Fatalf("got %v %v", in.Price, err)
 	}
 }
+
+// Decoding errors are per request: the field of one failure never leaks
+// into the next.
+func TestMoneyErrorsDoNotAccumulate(t *testing.T) {
+	for range 3 {
+		var in struct {
+			Price   admin.Money  `json:"price"`
+			Compare *admin.Money `json:"compare_at_price"`
+		}
+		if err := httpapi.DecodeObject([]byte(`{"compare_at_price": "x"}`), &in); err == nil || err.Error() != `invalid compare_at_price=["must be a number"]` {
+			t.Fatalf("got %v", err)
+		}
+		if err := httpapi.DecodeObject([]byte(`{"price": "x"}`), &in); err == nil || err.Error() != `invalid price=["must be a number"]` {
+			t.Fatalf("got %v", err)
+		}
+	}
+}
