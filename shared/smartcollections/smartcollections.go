@@ -1,0 +1,248 @@
+// Package smartcollections serves /com/smart_collections (spec §2.7, §4.7)
+// and keeps their membership: which products match each collection's rules.
+//
+// Items:
+//   - smart_collection/<id>: the collection; its member count is the atomic
+//     number products_count on the same item, so one GetItem reads both.
+//   - smart_rules/<id>: the collection's rules and disjunctive; its version
+//     is the rules version (see membership.go).
+//   - smart_member#<collection id>/<product id>, GSI2
+//     product#<product id>#smart_member/<collection id>: one per member
+//     product (Member), listed by the collects endpoint as read-only collects.
+//   - smart_product/<product id>: the product's smart collection ids.
+//   - handle#collection/<handle>: the handle guard, one handle space with
+//     custom collections.
+//   - count#smart_collection: the sharded collection count.
+//   - file#<id>: the chunks of an attached image (shared/images).
+//
+// Every change of a collection writes it, its guard, rules item, image
+// chunks, a Collection event and a collections/* notification in one
+// transaction; membership follows in further transactions.
+package smartcollections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Item layout shared with the custom collections and collects packages.
+const (
+	// Partition holds every smart collection by id.
+	Partition = "smart_collection"
+	// HandleNamespace is shared by custom and smart collections.
+	HandleNamespace = "collection"
+	// CountNum is the atomic number holding a collection's member count.
+	CountNum = "products_count"
+
+	rulesPartition = "smart_rules"
+	statePartition = "smart_product"
+	maxTitle       = 255
+	// maxData bounds the stored collection below records.MaxData: its
+	// transaction also carries the notification (a second copy) and up to
+	// images.MaxAttachment of image chunks, within DynamoDB's 4 MB.
+	maxData = 256 << 10
+)
+
+// Sort orders of §2.6.
+var SortOrders = []string{"alpha-asc", "alpha-desc", "best-selling", "created", "created-desc", "manual", "price-asc", "price-desc"}
+
+// DefaultSortOrder is the sort order of a collection created without one.
+const DefaultSortOrder = "alpha-asc"
+
+// Key is the item key of a smart collection.
+func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
+
+// MemberPartition holds a collection's membership items, by product id.
+func MemberPartition(collectionID int64) string {
+	return "smart_member#" + strconv.FormatInt(collectionID, 10)
+}
+
+// MemberKey is the membership item of a product in a collection.
+func MemberKey(collectionID, productID int64) store.Key {
+	return store.Key{PK: MemberPartition(collectionID), SK: records.IDSK(productID)}
+}
+
+// ProductMembersIndex is the GSI2 partition of a product's memberships
+// (sort key records.IDSK(collection id)).
+func ProductMembersIndex(productID int64) string {
+	return "product#" + strconv.FormatInt(productID, 10) + "#smart_member"
+}
+
+// SmartCollection is the returned record (§2.7).
+type SmartCollection struct {
+	ID             int64         `json:"id"`
+	Title          string        `json:"title"`
+	Handle         string        `json:"handle"`
+	BodyHTML       *string       `json:"body_html"`
+	Image          *images.Image `json:"image,omitempty"`
+	PublishedAt    admin.Time    `json:"published_at"`
+	PublishedScope string        `json:"published_scope"`
+	SortOrder      string        `json:"sort_order"`
+	TemplateSuffix *string       `json:"template_suffix"`
+	UpdatedAt      admin.Time    `json:"updated_at"`
+	ProductsCount  int64         `json:"products_count"`
+	Disjunctive    bool          `json:"disjunctive"`
+	Rules          []Rule        `json:"rules"`
+}
+
+// record is the stored form: the collection without its count (an atomic
+// number of the item), with the version of its rules and the id of its
+// attached image file.
+type record struct {
+	SmartCollection
+	// NoCount shadows SmartCollection.ProductsCount in JSON: never stored.
+	NoCount      *struct{} `json:"products_count,omitempty"`
+	RulesVersion int64     `json:"rules_version"`
+	ImageFile    int64     `json:"image_file_id,omitempty"`
+}
+
+func (r *record) item(version, count int64) store.Item {
+	return store.Item{
+		PK: Partition, SK: records.IDSK(r.ID), Version: version,
+		Nums: map[string]int64{CountNum: count},
+		Data: records.Encode(r),
+	}
+}
+
+// decode reads a collection item with its count.
+func decode(it *store.Item) (record, error) {
+	var r record
+	if err := records.Decode(it, &r); err != nil {
+		return r, err
+	}
+	r.ProductsCount = it.Nums[CountNum]
+	if r.Rules == nil {
+		r.Rules = []Rule{}
+	}
+	return r, nil
+}
+
+// Lookup reads a smart collection with its products_count: one GetItem.
+// admin.NotFound when there is none.
+func Lookup(ctx context.Context, st store.Store, id int64) (*SmartCollection, error) {
+	it, err := st.Get(ctx, Key(id))
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, admin.NotFound
+		}
+		return nil, err
+	}
+	r, err := decode(&it)
+	if err != nil {
+		return nil, err
+	}
+	return &r.SmartCollection, nil
+}
+
+// Subject is the collection as the events log names it.
+func (c *SmartCollection) Subject() events.Subject {
+	return events.Subject{Type: events.Collection, ID: c.ID, Path: "/collections/" + c.Handle, Label: c.Title}
+}
+
+type input struct {
+	Title          *string                  `json:"title"`
+	Handle         *string                  `json:"handle"`
+	BodyHTML       httpapi.Optional[string] `json:"body_html"`
+	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
+	SortOrder      *string                  `json:"sort_order"`
+	Disjunctive    *bool                    `json:"disjunctive"`
+	Rules          json.RawMessage          `json:"rules"`
+	Published      *bool                    `json:"published"`
+	Image          json.RawMessage          `json:"image"`
+}
+
+// imageChange is what the input says about the image.
+type imageChange struct {
+	given  bool // the image key is present
+	remove bool // it is null
+	in     images.Input
+}
+
+// apply validates in and merges it into r (all but publishing, image and
+// handle claims, which need the store or the network). rulesChanged
+// reports that rules or disjunctive were given: the membership is
+// recomputed.
+func (in *input) apply(r *record, create bool) (rulesChanged bool, img imageChange, err error) {
+	var v admin.Validation
+	if in.Title != nil || create {
+		t := ""
+		if in.Title != nil {
+			t = strings.TrimSpace(*in.Title)
+		}
+		switch {
+		case t == "":
+			v.Add("title", admin.MsgBlank)
+		case utf8.RuneCountInString(t) > maxTitle:
+			v.Add("title", "is too long (maximum is 255 characters)")
+		default:
+			r.Title = t
+		}
+	}
+	if in.Handle != nil && !handles.Valid(*in.Handle) {
+		v.Add("handle", admin.MsgInvalid)
+	}
+	if in.BodyHTML.Set {
+		r.BodyHTML = nil
+		if !in.BodyHTML.Null {
+			s := in.BodyHTML.Value
+			r.BodyHTML = &s
+		}
+	}
+	httpapi.SetText(&r.TemplateSuffix, in.TemplateSuffix)
+	if in.SortOrder != nil {
+		s := strings.TrimSpace(*in.SortOrder)
+		if !known(SortOrders, s) {
+			v.Add("sort_order", admin.MsgNotInList)
+		} else {
+			r.SortOrder = s
+		}
+	}
+	if in.Disjunctive != nil {
+		r.Disjunctive = *in.Disjunctive
+		rulesChanged = true
+	}
+	if len(in.Rules) > 0 {
+		r.Rules = parseRules(in.Rules, &v)
+		rulesChanged = true
+	}
+	if raw := strings.TrimSpace(string(in.Image)); raw != "" {
+		img.given = true
+		switch {
+		case raw == "null":
+			img.remove = true
+		case raw[0] != '{':
+			v.Add("image", "must be an object")
+		case json.Unmarshal([]byte(raw), &img.in) != nil:
+			v.Add("image", admin.MsgInvalid)
+		}
+	}
+	if len(records.Encode(r)) > maxData {
+		v.Add("body_html", "is too long (the collection may take at most 256 KB stored)")
+	}
+	return rulesChanged, img, v.Err()
+}
+
+// fileDeleteOps are the writes deleting a stored image file (one Query of its chunks).
+func fileDeleteOps(ctx context.Context, st store.Store, fileID int64) ([]store.Op, error) {
+	if fileID == 0 {
+		return nil, nil
+	}
+	var ops []store.Op
+	err := scan(ctx, st, images.FilePartition(fileID), func(it *store.Item) error {
+		ops = append(ops, store.Delete(it.Key(), store.Always, 0))
+		return nil
+	})
+	return ops, err
+}
