@@ -21,6 +21,9 @@ SAM_FUNCTIONS := \
 	PagesFunction=functions/pages \
 	BlogsFunction=functions/blogs \
 	WebhooksFunction=functions/webhooks \
+	CollectionsFunction=functions/collections \
+	VariantsFunction=functions/variants \
+	FulfillmentServicesFunction=functions/fulfillment-services \
 	WebhookDispatchFunction=functions/webhook-dispatch \
 	ChangeFeedFunction=functions/change-feed
 

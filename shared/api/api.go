@@ -11,10 +11,13 @@ import (
 	"github.com/storeadmin/adminapi/shared/apipermissions"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
@@ -25,9 +28,11 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
@@ -39,16 +44,26 @@ type Group struct {
 }
 
 var (
-	Redirects  = Group{"redirects", redirects.Routes}
-	ScriptTags = Group{"script-tags", scripttags.Routes}
-	Events     = Group{"events", events.Routes}
-	Pages      = Group{"pages", pages.Routes}
-	Blogs      = Group{"blogs", blogRoutes}
-	Webhooks   = Group{"webhooks", webhookRoutes}
+	Redirects           = Group{"redirects", redirects.Routes}
+	ScriptTags          = Group{"script-tags", scripttags.Routes}
+	Events              = Group{"events", events.Routes}
+	Pages               = Group{"pages", pages.Routes}
+	Blogs               = Group{"blogs", blogRoutes}
+	Webhooks            = Group{"webhooks", webhookRoutes}
+	Collections         = Group{"collections", collectionRoutes}
+	Variants            = Group{"variants", variants.Routes}
+	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices}
+
+// collectionRoutes are the routes of the collections group: custom and
+// smart collections, and collects.
+func collectionRoutes(d *platform.Deps) []httpapi.Route {
+	routes := append(customcollections.Routes(d), smartcollections.Routes(d)...)
+	return append(routes, collects.Routes(d)...)
+}
 
 // webhookRoutes are the routes of the webhooks group: webhooks, their
 // delivery log, and app uninstall (which fires app/uninstalled).
@@ -71,7 +86,8 @@ func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
 	return httpapi.NewRouter(auth.NewIdentity(d.Store), routes)
 }
 
-// Open sets up logging and opens the configured store and queue.
+// Open sets up logging, opens the configured store and queue, and wires
+// smart collection membership to variant changes (Deps.ProductChanged).
 func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	st, err := OpenStore(ctx, cfg)
@@ -82,7 +98,9 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations), Queue: q}, nil
+	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations), Queue: q}
+	d.ProductChanged = smartcollections.ProductChanged(d)
+	return d, nil
 }
 
 // DeliveryQueue names the store-kept delivery queue.

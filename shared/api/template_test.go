@@ -105,6 +105,15 @@ func TestTemplatePathMatching(t *testing.T) {
 		{"/web/redirects/count.json", "/web/redirects/{id}.json", false, true},
 		{"/web/redirects/count", "/web/redirects/{id}.json", false, false},
 		{"/web/script_tags/{proxy+}", "/web/redirects/{id}.json", false, false},
+		// Routes nested under another resource: exact events, no
+		// /com/products/{proxy+} (which would take other functions' routes).
+		{"/com/products/{id}/variants.json", "/com/products/{product_id}/variants.json", true, true},
+		{"/com/products/{id}/variants/{proxy+}", "/com/products/{product_id}/variants/{id}.json", true, true},
+		{"/com/products/{id}/variants/{proxy+}", "/com/products/{product_id}/variants/count.json", true, true},
+		{"/com/products/{id}/variants/{proxy+}", "/com/products/{product_id}/variants.json", false, false},
+		{"/com/products/{id}/events.json", "/com/products/{product_id}/variants.json", false, false},
+		{"/com/products/{id}/variants.json", "/com/products/{id}/events.json", false, false},
+		{"/com/products/{proxy+}", "/com/products/{id}/events.json", true, true},
 	} {
 		if got := covers(c.event, c.route); got != c.covers {
 			t.Errorf("covers(%s, %s) = %v, want %v", c.event, c.route, got, c.covers)

@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
@@ -55,13 +56,16 @@ var Stores = []struct {
 	{"dynamodb", dynamotest.Open},
 }
 
-// New seeds st with the demo shop and serves groups over it.
+// New seeds st with the demo shop and serves groups over it. As api.Open
+// does, it wires smart collection membership to variant changes
+// (Deps.ProductChanged); a test may replace the hook.
 func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	t.Helper()
 	if _, _, err := seed.Load(context.Background(), st, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
 	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(true), Queue: storequeue.New(st, api.DeliveryQueue)}
+	d.ProductChanged = smartcollections.ProductChanged(d)
 	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...)}
 }
 

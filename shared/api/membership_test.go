@@ -1,0 +1,85 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/seed"
+)
+
+// Smart collection membership follows variant changes across groups: the
+// variants handler re-evaluates the changed product's memberships through
+// Deps.ProductChanged, which api.Open (and apitest.New, as it) wire to
+// smartcollections.ProductChanged; the collections group then shows them.
+func TestSmartCollectionMembershipFollowsVariants(t *testing.T) {
+	apitest.ForEachStore(t, membershipFollowsVariants, api.Variants, api.Collections)
+}
+
+// TestOpenWiresMembership runs the same check on the deps api.Open builds
+// (embedded store), as a Lambda function or the local runner gets them.
+func TestOpenWiresMembership(t *testing.T) {
+	defer slog.SetDefault(slog.Default()) // Open installs a JSON logger
+	deps, err := api.Open(context.Background(), config.Config{Store: "embedded", DataDir: t.TempDir(), LogLevel: slog.LevelError})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deps.Store.Close() })
+	if deps.ProductChanged == nil {
+		t.Fatal("api.Open left Deps.ProductChanged unset")
+	}
+	if _, _, err := seed.Load(context.Background(), deps.Store, seed.Demo); err != nil {
+		t.Fatal(err)
+	}
+	membershipFollowsVariants(t, &apitest.Env{T: t, Deps: deps, Handler: api.Handler(deps, api.Variants, api.Collections)})
+}
+
+// membershipFollowsVariants creates a smart collection of the products
+// with a variant priced over 150 (the demo seed's iPod Nano, whose Pink and
+// Red variants are at 199.00), then moves the variants' prices across the
+// bar through the variants endpoints.
+func membershipFollowsVariants(t *testing.T, e *apitest.Env) {
+	const product, pink, red = 632910392, 808950810, 49148385
+	c := e.Do("POST", "/com/smart_collections.json", M{"smart_collection": M{"title": "Over 150",
+		"rules": []any{M{"column": "variant_price", "relation": "greater_than", "condition": "150"}}}}).
+		Expect(t, 201).Object(t, "smart_collection")
+	id := int64(c["id"].(float64))
+	check := func(when string, want int) {
+		t.Helper()
+		got := e.Do("GET", fmt.Sprintf("/com/smart_collections/%d.json", id), nil).Expect(t, 200).Object(t, "smart_collection")
+		if got["products_count"] != float64(want) {
+			t.Errorf("%s: products_count %v, want %d", when, got["products_count"], want)
+		}
+		members := e.Do("GET", fmt.Sprintf("/com/collects.json?collection_id=%d", id), nil).Expect(t, 200).List(t, "collects")
+		if len(members) != want {
+			t.Fatalf("%s: collects of the smart collection %v, want %d", when, members, want)
+		}
+		for _, m := range members {
+			if m := m.(map[string]any); m["product_id"] != float64(product) || m["collection_id"] != float64(id) {
+				t.Errorf("%s: member %v, want product %d", when, m, product)
+			}
+		}
+		n := e.Do("GET", fmt.Sprintf("/com/smart_collections/count.json?product_id=%d", product), nil).Expect(t, 200).JSON(t)["count"]
+		if n != float64(want) {
+			t.Errorf("%s: smart collections of the product %v, want %d", when, n, want)
+		}
+	}
+	price := func(variant int64, p string) {
+		t.Helper()
+		e.Do("PUT", fmt.Sprintf("/com/variants/%d.json", variant), M{"variant": M{"price": p}}).Expect(t, 200)
+	}
+	if c["products_count"] != 1.0 {
+		t.Errorf("create: products_count %v, want 1", c["products_count"])
+	}
+	check("created", 1)
+	price(pink, "100.00")
+	check("one variant under the bar", 1) // Red still qualifies
+	price(red, "100.00")
+	check("both variants under the bar", 0)
+	price(red, "150.01")
+	check("one variant back over it", 1)
+}
