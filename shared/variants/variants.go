@@ -33,25 +33,25 @@ import (
 
 // input is a variant as POST and PUT accept it.
 type input struct {
-	Title               *string                  `json:"title"`
-	Option1             httpapi.Optional[string] `json:"option1"`
-	Option2             httpapi.Optional[string] `json:"option2"`
-	Option3             httpapi.Optional[string] `json:"option3"`
-	SKU                 httpapi.Optional[string] `json:"sku"`
-	Barcode             httpapi.Optional[string] `json:"barcode"`
-	Price               httpapi.Optional[admin.Money]  `json:"price"`
-	CompareAtPrice      httpapi.Optional[admin.Money]  `json:"compare_at_price"`
-	Grams               *int64                   `json:"grams"`
-	Weight              *float64                 `json:"weight"`
-	WeightUnit          *string                  `json:"weight_unit"`
-	Taxable             *bool                    `json:"taxable"`
-	RequiresShipping    *bool                    `json:"requires_shipping"`
-	FulfillmentService  *string                  `json:"fulfillment_service"`
-	InventoryManagement httpapi.Optional[string] `json:"inventory_management"`
-	InventoryPolicy     *string                  `json:"inventory_policy"`
-	ImageID             httpapi.Optional[int64]  `json:"image_id"`
-	Position            *int                     `json:"position"`
-	Metafields          []metafields.Input       `json:"metafields"`
+	Title               *string                       `json:"title"`
+	Option1             httpapi.Optional[string]      `json:"option1"`
+	Option2             httpapi.Optional[string]      `json:"option2"`
+	Option3             httpapi.Optional[string]      `json:"option3"`
+	SKU                 httpapi.Optional[string]      `json:"sku"`
+	Barcode             httpapi.Optional[string]      `json:"barcode"`
+	Price               httpapi.Optional[admin.Money] `json:"price"`
+	CompareAtPrice      httpapi.Optional[admin.Money] `json:"compare_at_price"`
+	Grams               *int64                        `json:"grams"`
+	Weight              *float64                      `json:"weight"`
+	WeightUnit          *string                       `json:"weight_unit"`
+	Taxable             *bool                         `json:"taxable"`
+	RequiresShipping    *bool                         `json:"requires_shipping"`
+	FulfillmentService  *string                       `json:"fulfillment_service"`
+	InventoryManagement httpapi.Optional[string]      `json:"inventory_management"`
+	InventoryPolicy     *string                       `json:"inventory_policy"`
+	ImageID             httpapi.Optional[int64]       `json:"image_id"`
+	Position            *int                          `json:"position"`
+	Metafields          []metafields.Input            `json:"metafields"`
 
 	InventoryQuantity           *int64 `json:"inventory_quantity"`
 	OldInventoryQuantity        *int64 `json:"old_inventory_quantity"`
