@@ -65,13 +65,20 @@ func run() error {
 		w.Write(openapi)
 	})
 	mux.Handle("/", api.Handler(deps, api.Groups...))
+	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
+	// POST /_local/jobs/<name> (local runner only).
+	jobs := pollJobs()
+	for _, j := range jobs {
+		mux.Handle("POST /_local/jobs/"+j.name, jobHandler(deps, j))
+	}
 
 	// The webhook pipeline, in process: the outbox pump fans notifications
 	// out to the delivery queue, the consumer delivers them. Both keep their
-	// state in the store, so a restart resumes them.
+	// state in the store, so a restart resumes them. Beside them run the
+	// provider polls and the single-SKU stock jobs.
 	pipeline, stopPipeline := context.WithCancel(context.Background())
 	var pipelineDone sync.WaitGroup
-	pipelineDone.Add(2)
+	pipelineDone.Add(3)
 	go func() {
 		defer pipelineDone.Done()
 		delivery.Pump(pipeline, deps.Store, deps.Queue, 100*time.Millisecond)
@@ -79,6 +86,10 @@ func run() error {
 	go func() {
 		defer pipelineDone.Done()
 		delivery.Consume(pipeline, deps.Queue, api.Dispatcher(deps, cfg), 16)
+	}()
+	go func() {
+		defer pipelineDone.Done()
+		runJobs(pipeline, deps, jobs, cfg.PollInterval)
 	}()
 	defer func() { stopPipeline(); pipelineDone.Wait() }()
 

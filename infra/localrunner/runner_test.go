@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,5 +191,82 @@ func TestMalformedSeedStopsStartup(t *testing.T) {
 	r := start(t, "DATA_DIR="+data, "SEED_FILE="+seedFile)
 	if !strings.Contains(r.log(), `"already_present":0`) {
 		t.Fatalf("the failed load left items behind:\n%s", r.log())
+	}
+}
+
+// The fulfillment provider polls, asked for over HTTP: POST
+// /_local/jobs/<name> runs the poll and answers its summary.
+func TestProviderJobEndpoints(t *testing.T) {
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wh/fetch_stock.json":
+			w.Write([]byte(`{"RUN-1": 42, "NOPE": 1}`))
+		case "/wh/fetch_tracking_numbers.json":
+			w.Write([]byte(`{"tracking_numbers": {"#1001": "TN-1001"}, "message": "ok", "success": true}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer provider.Close()
+	const token = "provider-token-abcdefghijkl"
+	data := t.TempDir()
+	seedFile := filepath.Join(t.TempDir(), "seed.json")
+	os.WriteFile(seedFile, []byte(`{"shop":{"id":7,"name":"S","domain":"s.example.com"},
+		"apps":[{"id":9,"name":"A","access_token":"`+token+`","scopes":["write_fulfillments","write_products"]}],
+		"products":[{"id":5,"title":"P","variants":[{"id":6,"sku":"RUN-1","inventory_management":"runner-wh","inventory_quantity":1}]}],
+		"orders":[{"id":10,"name":"#1001","fulfillments":[{"id":11,"status":"success","service":"runner-wh","tracking_number":null}]}]}`), 0o600)
+	env := []string{"DATA_DIR=" + data, "SEED_FILE=" + seedFile, "POLL_INTERVAL=1h"}
+	r := start(t, env...)
+
+	status, body := r.do(t, token, "POST", "/admin/fulfillment_services.json",
+		`{"fulfillment_service":{"name":"Runner WH","callback_url":"`+provider.URL+`/wh","inventory_management":true,"tracking_support":true}}`)
+	if s, _ := body["fulfillment_service"].(map[string]any); status != 201 || s["handle"] != "runner-wh" {
+		t.Fatalf("create service: %d %v", status, body)
+	}
+
+	status, body = r.do(t, "", "POST", "/_local/jobs/fetch_stock", "")
+	if status != 200 || body["providers"] != 1.0 || body["updated"] != 1.0 || body["skipped"] != 1.0 || body["failures"] != 0.0 {
+		t.Fatalf("fetch_stock: %d %v", status, body)
+	}
+	status, body = r.do(t, token, "GET", "/com/variants/6.json", "")
+	if v, _ := body["variant"].(map[string]any); status != 200 || v["inventory_quantity"] != 42.0 {
+		t.Errorf("variant after fetch_stock: %d %v", status, body)
+	}
+	// An admin change asks the provider for the SKU in the background (the
+	// runner drains the stock jobs every second); the response does not wait.
+	status, body = r.do(t, token, "PUT", "/com/variants/6.json", `{"variant":{"inventory_quantity":3}}`)
+	if v, _ := body["variant"].(map[string]any); status != 200 || v["inventory_quantity"] != 3.0 {
+		t.Fatalf("admin change: %d %v", status, body)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, body = r.do(t, token, "GET", "/com/variants/6.json", "")
+		if v, _ := body["variant"].(map[string]any); v["inventory_quantity"] == 42.0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the single-SKU request did not restore the stock: %v\n%s", body, r.log())
+		}
+	}
+
+	status, body = r.do(t, "", "POST", "/_local/jobs/fetch_tracking_numbers", "")
+	if status != 200 || body["providers"] != 1.0 || body["updated"] != 1.0 || body["failures"] != 0.0 {
+		t.Fatalf("fetch_tracking_numbers: %d %v", status, body)
+	}
+	// Asked again: nothing left to ask, nothing changes.
+	status, body = r.do(t, "", "POST", "/_local/jobs/fetch_tracking_numbers", "")
+	if status != 200 || body["providers"] != 0.0 || body["updated"] != 0.0 {
+		t.Fatalf("fetch_tracking_numbers again: %d %v", status, body)
+	}
+
+	// A browser's cross-site request is refused.
+	req, _ := http.NewRequest("POST", r.url+"/_local/jobs/fetch_stock", nil)
+	req.Header.Set("Origin", "https://evil.example")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("with an Origin header: %d", res.StatusCode)
 	}
 }

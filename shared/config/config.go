@@ -31,6 +31,10 @@ type Config struct {
 	// RetryBase (WEBHOOK_RETRY_BASE_DELAY) is the first retry delay of a
 	// failed webhook delivery; later ones double.
 	RetryBase time.Duration
+	// PollInterval (POLL_INTERVAL) is how often the local runner asks the
+	// fulfillment services for stock and tracking numbers (AWS uses the
+	// template's schedules).
+	PollInterval time.Duration
 }
 
 // FromEnv reads the configuration; defaults suit the local runner, and
@@ -82,6 +86,14 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("config: WEBHOOK_RETRY_BASE_DELAY %q is not a positive duration such as 10s", s)
 		}
 		c.RetryBase = d
+	}
+	c.PollInterval = time.Hour
+	if s := os.Getenv("POLL_INTERVAL"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("config: POLL_INTERVAL %q is not a positive duration such as 1h", s)
+		}
+		c.PollInterval = d
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)

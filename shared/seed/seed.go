@@ -61,6 +61,34 @@ const (
 	OrderPartition    = "order"
 )
 
+// UntrackedPartition is the GSI1 partition of the seeded fulfillments by a
+// fulfillment service (its handle, the fulfillment's "service") that await
+// a tracking number: the hourly fetch_tracking_numbers reads it with one
+// Query per service (shared/providers), and removes a fulfillment's entry
+// in the transaction that stores its number. GSI1SK is the fulfillment's
+// IDSK; the item stays order#<order id>#fulfillment / IDSK(fulfillment id),
+// its Data the seeded fulfillment plus order_id and order_name (the
+// order's name, which the provider is asked about).
+func UntrackedPartition(service string) string { return "fulfillment#untracked#" + service }
+
+// untrackedIndex is the GSI1 partition a seeded fulfillment is indexed
+// under: UntrackedPartition of its service when it has a service, no
+// tracking number (absent, null or "") and is complete (status success, or
+// none given, §4.1 "completed fulfillments"); "" otherwise.
+func untrackedIndex(f Object) string {
+	service, _ := f["service"].(string)
+	if service == "" {
+		return ""
+	}
+	if n, ok := f["tracking_number"]; ok && n != nil && n != "" {
+		return ""
+	}
+	if st, ok := f["status"]; ok && st != nil && st != "success" {
+		return ""
+	}
+	return UntrackedPartition(service)
+}
+
 // ChildPartition is the partition of a record's nested records, such as
 // ChildPartition("order", 7, "transaction").
 func ChildPartition(parent string, id int64, child string) string {
@@ -282,9 +310,10 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 	}
 	// object writes one record under partition, minus the named child lists,
-	// which are written under ChildPartition.
-	var object func(partition string, o Object, defaults Object, children map[string]childSpec) error
-	object = func(partition string, o Object, defaults Object, children map[string]childSpec) error {
+	// which are written under ChildPartition; index, if set, gives the
+	// record's GSI1 partition ("" for none).
+	var object func(partition string, o Object, defaults Object, children map[string]childSpec, index func(Object) string) error
+	object = func(partition string, o Object, defaults Object, children map[string]childSpec, index func(Object) string) error {
 		id, _ := o.id()
 		rec := Object{}
 		for k, v := range defaults {
@@ -295,7 +324,13 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 				rec[k] = v
 			}
 		}
-		if err := put(store.Item{PK: partition, SK: records.IDSK(id), Data: records.Encode(rec)}, partition); err != nil {
+		it := store.Item{PK: partition, SK: records.IDSK(id), Data: records.Encode(rec)}
+		if index != nil {
+			if pk := index(rec); pk != "" {
+				it.GSI1PK, it.GSI1SK = pk, it.SK
+			}
+		}
+		if err := put(it, partition); err != nil {
 			return err
 		}
 		for name, spec := range children {
@@ -309,6 +344,9 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 					kidPartition = spec.global
 				}
 				kd := Object{spec.parentField: id}
+				if spec.parentName != "" {
+					kd[spec.parentName] = o["name"]
+				}
 				for key, v := range spec.defaults {
 					kd[key] = v
 				}
@@ -318,7 +356,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 				for key, v := range k {
 					kd[key] = v
 				}
-				if err := object(kidPartition, kd, nil, nil); err != nil {
+				if err := object(kidPartition, kd, nil, nil, spec.index); err != nil {
 					return err
 				}
 			}
@@ -336,7 +374,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		sum.Written++
 	}
 	for _, b := range f.Blogs {
-		if err := object(BlogPartition, b, nil, nil); err != nil {
+		if err := object(BlogPartition, b, nil, nil, nil); err != nil {
 			return nil, sum, err
 		}
 	}
@@ -344,7 +382,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		if err := object(ProductPartition, p, nil, map[string]childSpec{
 			"variants": {skip: true},
 			"images":   {name: "image", parentField: "product_id", position: true},
-		}); err != nil {
+		}, nil); err != nil {
 			return nil, sum, err
 		}
 		pid, _ := p.id()
@@ -365,15 +403,17 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 	for _, c := range f.Customers {
 		if err := object(CustomerPartition, c, nil, map[string]childSpec{
 			"addresses": {name: "address", parentField: "customer_id"},
-		}); err != nil {
+		}, nil); err != nil {
 			return nil, sum, err
 		}
 	}
 	for _, o := range f.Orders {
 		if err := object(OrderPartition, o, nil, map[string]childSpec{
 			"transactions": {name: "transaction", parentField: "order_id"},
-			"fulfillments": {name: "fulfillment", parentField: "order_id"},
-		}); err != nil {
+			// Fulfillments carry their order's name and, awaiting a
+			// tracking number, the index the tracking poll reads.
+			"fulfillments": {name: "fulfillment", parentField: "order_id", parentName: "order_name", index: untrackedIndex},
+		}, nil); err != nil {
 			return nil, sum, err
 		}
 	}
@@ -385,6 +425,8 @@ type childSpec struct {
 	name        string // child kind, in its partition name
 	global      string // partition when the child is addressable by id alone
 	parentField string
+	parentName  string              // if set, the parent's "name" is copied under this key
+	index       func(Object) string // GSI1 partition of a child ("" for none); GSI1SK is its id
 	defaults    Object
 	position    bool // number children 1.. in file order unless given
 }

@@ -194,13 +194,29 @@ func payload(p *catalog.Product, vs []catalog.Variant, loc *time.Location) json.
 }
 
 // changeOps are the writes every variant change commits with it: the
-// Product update event and the products/update notification.
-func (h handler) changeOps(ctx context.Context, p *catalog.Product, vs []catalog.Variant) []store.Op {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	ops := events.Ops(events.New(h.IDs, subject(p), events.Update, "", app.Name))
+// Product update event (by author: the calling app's name, or the
+// fulfillment service's for SetStock) and the products/update notification.
+func (h handler) changeOps(ctx context.Context, p *catalog.Product, vs []catalog.Variant, author string) []store.Op {
+	shop := admin.ShopFrom(ctx)
+	ops := events.Ops(events.New(h.IDs, subject(p), events.Update, "", author))
 	return append(ops, delivery.Notify(h.IDs, topic, "product", payload(p, vs, shop.Location()),
 		delivery.MetafieldsOf(metafields.OwnerProduct, p.ID))...)
 }
+
+// origin says who makes a change through modify.
+type origin struct {
+	// author is the events log's author of the change.
+	author string
+	// provider marks a fulfillment service's stock level (SetStock): it
+	// writes nothing when the level is unchanged and asks for no stock job.
+	provider bool
+	// when, if set, must accept the variant as read, on every attempt;
+	// otherwise nothing is written.
+	when func(*catalog.Variant) bool
+}
+
+// appOrigin is the origin of an admin request: the calling app.
+func appOrigin(ctx context.Context) origin { return origin{author: admin.AppFrom(ctx).Name} }
 
 // productChanged tells smart collections that a product's variants changed.
 // The change has committed; a failure here is logged, not returned.
@@ -389,7 +405,8 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 			records.CountOp(catalog.VariantPartition, 1),
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, h.changeOps(ctx, p, vs)...)
+		ops = append(ops, h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)...)
+		ops = append(ops, stockJob(h.IDs, &v)...)
 		err = records.Transact(ctx, h.Store, ops...)
 		if err == nil {
 			break
@@ -419,7 +436,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 	if in.InventoryQuantityAdjustment != nil && *in.InventoryQuantityAdjustment != 0 && !in.hasOtherChanges() {
 		v, err = h.adjust(r.Context(), id, &in)
 	} else {
-		v, err = h.modify(r.Context(), id, &in)
+		v, _, err = h.modify(r.Context(), id, &in, appOrigin(r.Context()))
 	}
 	if err != nil {
 		return err
@@ -471,7 +488,8 @@ func (h handler) adjust(ctx context.Context, id int64, in *input) (catalog.Varia
 		}
 	}
 	ops := []store.Op{store.Add(catalog.VariantKey(id), store.IfPresent, map[string]int64{catalog.InventoryNum: delta})}
-	ops = append(ops, h.changeOps(ctx, p, vs)...)
+	ops = append(ops, h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)...)
+	ops = append(ops, stockJob(h.IDs, &v)...)
 	err = records.Transact(ctx, h.Store, ops...)
 	if store.FailedOp(err) == 0 {
 		return v, admin.NotFound // deleted since it was read
@@ -494,38 +512,45 @@ func (h handler) adjust(ctx context.Context, id int64, in *input) (catalog.Varia
 // the variant (an Add moves its version, so a racing adjustment makes it
 // start over). A change of options moves the variant's claim; a move to
 // another position rewrites the order, conditioned on the version read, so
-// it takes turns with creates and deletes.
-func (h handler) modify(ctx context.Context, id int64, in *input) (catalog.Variant, error) {
+// it takes turns with creates and deletes. It reports whether it wrote: a
+// provider's unchanged stock level, or a variant o.when rejects, is not.
+func (h handler) modify(ctx context.Context, id int64, in *input, o origin) (catalog.Variant, bool, error) {
 	var p *catalog.Product
 	imageChecked := false
 	for attempt := 0; ; attempt++ {
 		v, it, err := h.getVariant(ctx, id)
 		if err != nil {
-			return v, err
+			return v, false, err
+		}
+		if o.when != nil && !o.when(&v) {
+			return v, false, nil
 		}
 		pid := v.ProductID
-		if p == nil {
-			if p, err = catalog.GetProduct(ctx, h.Store, pid); err != nil {
-				return v, err
-			}
-		}
 		before := v
 		if err := in.apply(&v, false); err != nil {
-			return v, err
+			return v, false, err
 		}
 		switch {
 		case in.InventoryQuantityAdjustment != nil:
 			v.InventoryQuantity += *in.InventoryQuantityAdjustment
 		case in.InventoryQuantity != nil:
 			if in.OldInventoryQuantity != nil && *in.OldInventoryQuantity != before.InventoryQuantity {
-				return v, admin.Invalid("inventory_quantity", mismatch(*in.OldInventoryQuantity, before.InventoryQuantity))
+				return v, false, admin.Invalid("inventory_quantity", mismatch(*in.OldInventoryQuantity, before.InventoryQuantity))
 			}
 			v.InventoryQuantity = *in.InventoryQuantity
 		}
 		v.OldInventoryQuantity = v.InventoryQuantity
+		if o.provider && v.InventoryQuantity == before.InventoryQuantity {
+			return before, false, nil
+		}
+		if p == nil {
+			if p, err = catalog.GetProduct(ctx, h.Store, pid); err != nil {
+				return v, false, err
+			}
+		}
 		if !imageChecked && in.ImageID.Set {
 			if err := h.checkImage(ctx, pid, v.ImageID); err != nil {
-				return v, err
+				return v, false, err
 			}
 			imageChecked = true
 		}
@@ -534,7 +559,7 @@ func (h handler) modify(ctx context.Context, id int64, in *input) (catalog.Varia
 		reoptioned := optionKey(&v) != optionKey(&before)
 		order, version, err := catalog.GetOrder(ctx, h.Store, pid)
 		if err != nil {
-			return v, err
+			return v, false, err
 		}
 		next := order
 		if in.Position != nil {
@@ -542,11 +567,11 @@ func (h handler) modify(ctx context.Context, id int64, in *input) (catalog.Varia
 		}
 		vs, err := h.variantsOf(ctx, pid, next)
 		if err != nil {
-			return v, err
+			return v, false, err
 		}
 		if reoptioned {
 			if err := h.checkUnique(ctx, &v, vs); err != nil {
-				return v, err
+				return v, false, err
 			}
 		}
 		for i := range vs {
@@ -564,22 +589,25 @@ func (h handler) modify(ctx context.Context, id int64, in *input) (catalog.Varia
 		}
 		mops, err := metafields.Ops(ctx, h.Store, h.IDs, metafields.OwnerVariant, id, in.Metafields, now)
 		if err != nil {
-			return v, err
+			return v, false, err
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, h.changeOps(ctx, p, vs)...)
+		ops = append(ops, h.changeOps(ctx, p, vs, o.author)...)
+		if !o.provider {
+			ops = append(ops, stockJob(h.IDs, &v)...)
+		}
 		err = records.Transact(ctx, h.Store, ops...)
 		if err == nil {
 			if affectsCollections(&before, &v) {
 				h.productChanged(ctx, pid)
 			}
-			return v, nil
+			return v, true, nil
 		}
 		if reoptioned && store.FailedOp(err) == 1 {
-			return v, errDuplicate(&v)
+			return v, false, errDuplicate(&v)
 		}
 		if !retry(ctx, err, attempt) {
-			return v, err
+			return v, false, err
 		}
 	}
 }
@@ -629,7 +657,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			release(&v),
 			records.CountOp(catalog.VariantPartition, -1),
 		}
-		ops = append(ops, h.changeOps(ctx, p, vs)...)
+		ops = append(ops, h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)...)
 		err = records.Transact(ctx, h.Store, ops...)
 		if err == nil {
 			break

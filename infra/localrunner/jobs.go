@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/providers"
+)
+
+// jobInterval is how often the runner drains the single-SKU stock jobs.
+const jobInterval = time.Second
+
+// pollJob is one of the hourly fulfillment provider polls. Its mutex keeps
+// a scheduled run and one asked for over HTTP from overlapping.
+type pollJob struct {
+	name string
+	run  func(context.Context, *platform.Deps) providers.Summary
+	mu   sync.Mutex
+}
+
+func (j *pollJob) runOnce(ctx context.Context, d *platform.Deps) providers.Summary {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	start := time.Now()
+	s := j.run(ctx, d)
+	slog.Info("job run", "job", j.name, "providers", s.Providers, "updated", s.Updated,
+		"skipped", s.Skipped, "failures", s.Failures, "duration", time.Since(start).String())
+	return s
+}
+
+// pollJobs are the runner's stand-ins for the fetch-stock and
+// fetch-tracking-numbers functions' schedules.
+func pollJobs() []*pollJob {
+	return []*pollJob{
+		{name: "fetch_stock", run: providers.FetchStock},
+		{name: "fetch_tracking_numbers", run: providers.FetchTrackingNumbers},
+	}
+}
+
+// runJobs runs each poll every interval (the first after one interval: a
+// restart does not ask every provider again) and drains the stock jobs
+// every second, until ctx ends.
+func runJobs(ctx context.Context, d *platform.Deps, jobs []*pollJob, interval time.Duration) {
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			every(ctx, interval, func() { j.runOnce(ctx, d) })
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every(ctx, jobInterval, func() {
+			if s := providers.RunJobs(ctx, d); s.Providers > 0 || s.Failures > 0 {
+				slog.Info("stock jobs run", "asked", s.Providers, "updated", s.Updated, "failures", s.Failures)
+			}
+		})
+	}()
+	wg.Wait()
+}
+
+// every calls fn each interval until ctx ends; a run that takes longer
+// than the interval delays the next.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+// jobHandler serves POST /_local/jobs/<name>: it runs the poll at once
+// and answers 200 with its summary when the run is over. The runner only
+// listens on loopback, so it takes no token; a request carrying an Origin
+// header (a web page's cross-site form or fetch) is refused, so a page
+// visited in a browser cannot set the polls off.
+func jobHandler(d *platform.Deps, j *pollJob) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Origin") != "" {
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(`{"errors":"local job endpoints do not accept browser requests"}` + "\n"))
+			return
+		}
+		s := j.runOnce(r.Context(), d)
+		json.NewEncoder(w).Encode(&s)
+	}
+}
