@@ -25,7 +25,10 @@ SAM_FUNCTIONS := \
 	VariantsFunction=functions/variants \
 	FulfillmentServicesFunction=functions/fulfillment-services \
 	WebhookDispatchFunction=functions/webhook-dispatch \
-	ChangeFeedFunction=functions/change-feed
+	ChangeFeedFunction=functions/change-feed \
+	ProviderJobsFunction=functions/provider-jobs \
+	FetchStockFunction=functions/fetch-stock \
+	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

@@ -20,6 +20,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/providers"
 )
 
 // Every function's handler, fed its events/ samples through api-proxy, must
@@ -116,6 +118,24 @@ func TestEventSourceSamples(t *testing.T) {
 			}
 			if msgs, err := env.Deps.Queue.Receive(ctx, 10, 0); err != nil || len(msgs) > 0 {
 				t.Errorf("change-feed queued %d messages (error %v), want none", len(msgs), err)
+			}
+
+			// The hourly polls on their schedule events: no service, nothing asked.
+			for name, poll := range map[string]func(context.Context, *platform.Deps) providers.Summary{
+				"fetch-stock": providers.FetchStock, "fetch-tracking-numbers": providers.FetchTrackingNumbers} {
+				var tick events.EventBridgeEvent
+				read(t, name+"/schedule.json", &tick)
+				sum, err := providers.ScheduleHandler(env.Deps, poll)(ctx, tick)
+				if err != nil || sum.Providers != 0 || sum.Failures != 0 {
+					t.Errorf("%s: summary %+v, error %v", name, sum, err)
+				}
+			}
+			// A single-SKU job for a variant no service manages is settled without a request.
+			var jobs events.DynamoDBEvent
+			read(t, "provider-jobs/stream-insert.json", &jobs)
+			jobResp, err := providers.StreamHandler(env.Deps)(ctx, jobs)
+			if err != nil || len(jobResp.BatchItemFailures) > 0 {
+				t.Errorf("provider-jobs: failures %+v, error %v", jobResp.BatchItemFailures, err)
 			}
 		})
 	}

@@ -28,7 +28,12 @@ import (
 var eventSourceFunctions = []eventSourceFunction{
 	{"webhook-dispatch", "SQS", "Queue", "DeliveryQueue.Arn", "AWS::SQS::Queue"},
 	{"change-feed", "DynamoDB", "Stream", "Table.StreamArn", "AWS::DynamoDB::Table"},
+	{"provider-jobs", "DynamoDB", "Stream", "Table.StreamArn", "AWS::DynamoDB::Table"},
 }
+
+// scheduledFunctions are the functions run by an EventBridge schedule
+// (the hourly provider polls): a Schedule event and no HttpApi event.
+var scheduledFunctions = []string{"fetch-stock", "fetch-tracking-numbers"}
 
 type eventSourceFunction struct {
 	Dir, Type, Property, Source, SourceType string
@@ -211,10 +216,36 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 		}
 	}
 
+	for _, d := range scheduledFunctions {
+		id := functionID(d)
+		sourceFn[id] = true
+		if !slices.Contains(dirs, d) {
+			bad("scheduled function %s has no directory functions/%s", id, d)
+		}
+		if dir, ok := mk[id]; !ok || filepath.Clean(dir) != filepath.Join("functions", d) {
+			bad("infra/sam.mk: SAM_FUNCTIONS needs `%s=functions/%s`", id, d)
+		}
+		fn, ok := tmpl.functions[id]
+		if !ok {
+			bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, d)
+			continue
+		}
+		if fn.buildMethod != "makefile" {
+			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile", id, fn.buildMethod)
+		}
+		for _, ev := range fn.events {
+			bad("template.yaml: %s serves no route but has HttpApi event %s (%s %s)", id, ev.name, ev.method, ev.path)
+		}
+		if !slices.ContainsFunc(fn.sources, func(e sourceEvent) bool { return e.typ == "Schedule" }) {
+			bad("template.yaml: %s has no Schedule event", id)
+		}
+	}
+
 	for _, d := range dirs {
 		if !slices.ContainsFunc(groups, func(g api.Group) bool { return g.Name == d }) &&
-			!slices.ContainsFunc(eventSourceFunctions, func(e eventSourceFunction) bool { return e.Dir == d }) {
-			bad("functions/%s has no group in api.Groups (nor is it an event-source function)", d)
+			!slices.ContainsFunc(eventSourceFunctions, func(e eventSourceFunction) bool { return e.Dir == d }) &&
+			!slices.Contains(scheduledFunctions, d) {
+			bad("functions/%s has no group in api.Groups (nor is it an event-source or scheduled function)", d)
 		}
 	}
 	for id, dir := range mk {

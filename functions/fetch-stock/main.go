@@ -1,0 +1,28 @@
+// Command fetch-stock is the hourly fetch_stock (§4.1, part 8): on an
+// EventBridge schedule it asks every fulfillment service with
+// inventory_management for the stock of all its SKUs
+// (providers.FetchStock) and returns the run's summary.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/providers"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	deps, err := api.Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(providers.ScheduleHandler(deps, providers.FetchStock))
+}
