@@ -6,8 +6,10 @@ package handles
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -158,8 +160,11 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, 
 			if explicit != "" {
 				return 0, "", admin.Invalid("handle", admin.MsgTaken)
 			}
-			if attempt < 5 {
-				continue // a concurrent create took it first
+			if attempt < 30 {
+				// A concurrent create took it first: everyone racing for one
+				// title computes the same next suffix, so back off a little.
+				time.Sleep(time.Duration(rand.IntN(10*(attempt+1))) * time.Millisecond)
+				continue
 			}
 		}
 		return id, handle, err
