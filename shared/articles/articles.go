@@ -177,16 +177,9 @@ type publish struct {
 	at        *admin.Time
 }
 
-// imageChange is what the input says about the image.
-type imageChange struct {
-	given  bool // the image key is present
-	remove bool // it is null
-	in     images.Input
-}
-
 // apply validates in and merges it into a (all but publishing, image and
 // handle claims, which need the store or the network).
-func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, imageChange, error) {
+func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, images.Change, error) {
 	var v admin.Validation
 	if in.Title != nil || create {
 		t := ""
@@ -267,18 +260,7 @@ func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, im
 			v.Add("published_at", admin.MsgInvalid)
 		}
 	}
-	var img imageChange
-	if raw := strings.TrimSpace(string(in.Image)); raw != "" {
-		img.given = true
-		switch {
-		case raw == "null":
-			img.remove = true
-		case raw[0] != '{':
-			v.Add("image", "must be an object")
-		case json.Unmarshal([]byte(raw), &img.in) != nil:
-			v.Add("image", admin.MsgInvalid)
-		}
-	}
+	img := images.ParseChange(in.Image, &v)
 	metafields.ValidateInputs(&v, in.Metafields)
 	return pub, img, v.Err()
 }
@@ -360,28 +342,6 @@ func fits(ops []store.Op, extra int) bool {
 }
 
 var errTooManyChanges = admin.Invalid("base", "too many changes for one request: send fewer tags or metafields at a time")
-
-// fileDeleteOps are the writes deleting a stored image file (one Query of its chunks).
-func fileDeleteOps(ctx context.Context, st store.Store, fileID int64) ([]store.Op, error) {
-	if fileID == 0 {
-		return nil, nil
-	}
-	var ops []store.Op
-	q := store.Query{PK: images.FilePartition(fileID)}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for i := range items {
-			ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
-		}
-		if next == "" {
-			return ops, nil
-		}
-		q.Cursor = next
-	}
-}
 
 // names reads a counter partition: the names whose count is positive, with counts.
 func names(ctx context.Context, st store.Store, partition string) ([]string, map[string]int64, error) {

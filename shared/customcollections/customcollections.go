@@ -57,13 +57,6 @@ type collectInput struct {
 	ProductID *int64 `json:"product_id"`
 }
 
-// imageChange is what the input says about the image.
-type imageChange struct {
-	given  bool // the image key is present
-	remove bool // it is null
-	in     images.Input
-}
-
 // subject is the collection as the events log names it.
 func subject(c *collection.Collection) events.Subject {
 	return events.Subject{Type: events.Collection, ID: c.ID, Path: "/collections/" + c.Handle, Label: c.Title}
@@ -71,7 +64,7 @@ func subject(c *collection.Collection) events.Subject {
 
 // apply validates in and merges it into r (all but publishing, the image,
 // handle claims and product lookups, which need the store or the network).
-func (in *input) apply(r *collection.Record, create bool) (imageChange, error) {
+func (in *input) apply(r *collection.Record, create bool) (images.Change, error) {
 	var v admin.Validation
 	if in.Title != nil || create {
 		t := ""
@@ -108,18 +101,7 @@ func (in *input) apply(r *collection.Record, create bool) (imageChange, error) {
 		}
 	}
 	httpapi.SetText(&r.TemplateSuffix, in.TemplateSuffix)
-	var img imageChange
-	if raw := strings.TrimSpace(string(in.Image)); raw != "" {
-		img.given = true
-		switch {
-		case raw == "null":
-			img.remove = true
-		case raw[0] != '{':
-			v.Add("image", "must be an object")
-		case json.Unmarshal([]byte(raw), &img.in) != nil:
-			v.Add("image", admin.MsgInvalid)
-		}
-	}
+	img := images.ParseChange(in.Image, &v)
 	if create {
 		if len(in.Collects) > MaxCollects {
 			v.Add("collects", fmt.Sprintf("is too long (maximum is %d products per request)", MaxCollects))
@@ -175,19 +157,3 @@ func fits(ops []store.Op, extra int) bool {
 }
 
 var errTooManyChanges = admin.Invalid("base", "too many changes for one request: send fewer collects or metafields at a time")
-
-// fileDeleteOps are the writes deleting a stored image file (one Query of its chunks).
-func fileDeleteOps(ctx context.Context, st store.Store, fileID int64) ([]store.Op, error) {
-	if fileID == 0 {
-		return nil, nil
-	}
-	items, err := records.List(ctx, st, store.Query{PK: images.FilePartition(fileID)}, nil, 0, 1<<31-1)
-	if err != nil {
-		return nil, err
-	}
-	ops := make([]store.Op, len(items))
-	for i := range items {
-		ops[i] = store.Delete(items[i].Key(), store.Always, 0)
-	}
-	return ops, nil
-}

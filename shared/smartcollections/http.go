@@ -292,14 +292,9 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var imageOps []store.Op
-	if img.given && !img.remove {
-		fileID := h.IDs.Next()
-		if rec.Image, imageOps, err = images.Resolve(ctx, h.Outbound, shop, fileID, &img.in); err != nil {
-			return err
-		}
-		if len(imageOps) > 0 {
-			rec.ImageFile = fileID
-		}
+	newImage := images.Updater{Client: h.Outbound, IDs: h.IDs, Shop: shop, Change: img}
+	if imageOps, err = newImage.Apply(ctx, h.Store, &rec.Image, &rec.ImageFile); err != nil {
+		return err
 	}
 	rec.PublishedAt, _ = publishing.Apply(admin.Time{}, in.Published, nil, true, now)
 	explicit := ""
@@ -346,9 +341,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 	var rec record
 	var rulesChanged bool
 	// A new image is resolved (downloaded) once, even if the write is retried.
-	var newImage *images.Image
-	var newImageOps []store.Op
-	var newFile int64
+	image := images.Updater{Client: h.Outbound, IDs: h.IDs, Shop: shop}
 	claimAt := -1
 	err = records.Update(ctx, h.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		var err error
@@ -356,34 +349,14 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 			return nil, err
 		}
 		old := rec
-		var img imageChange
+		var img images.Change
 		if rulesChanged, img, err = in.apply(&rec, false); err != nil {
 			return nil, err
 		}
-		var fileOps []store.Op
-		switch {
-		case !img.given:
-		case !img.remove && (img.in.Attachment == nil || *img.in.Attachment == "") &&
-			img.in.Src != nil && rec.Image != nil && *img.in.Src == rec.Image.Src:
-			// The current image sent back as it was returned: kept, not fetched again.
-		default:
-			if !img.remove && newImage == nil {
-				newFile = h.IDs.Next()
-				if newImage, newImageOps, err = images.Resolve(ctx, h.Outbound, shop, newFile, &img.in); err != nil {
-					return nil, err
-				}
-			}
-			if fileOps, err = fileDeleteOps(ctx, h.Store, rec.ImageFile); err != nil {
-				return nil, err
-			}
-			rec.Image, rec.ImageFile = nil, 0
-			if !img.remove {
-				rec.Image = newImage
-				fileOps = append(fileOps, newImageOps...)
-				if len(newImageOps) > 0 {
-					rec.ImageFile = newFile
-				}
-			}
+		image.Change = img
+		fileOps, err := image.Apply(ctx, h.Store, &rec.Image, &rec.ImageFile)
+		if err != nil {
+			return nil, err
 		}
 		now := admin.Now()
 		var change publishing.Change
@@ -461,7 +434,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fops, err := fileDeleteOps(ctx, h.Store, fileID)
+	fops, err := images.DeleteFileOps(ctx, h.Store, fileID)
 	if err != nil {
 		return err
 	}

@@ -163,18 +163,11 @@ type input struct {
 	Image          json.RawMessage          `json:"image"`
 }
 
-// imageChange is what the input says about the image.
-type imageChange struct {
-	given  bool // the image key is present
-	remove bool // it is null
-	in     images.Input
-}
-
 // apply validates in and merges it into r (all but publishing, image and
 // handle claims, which need the store or the network). rulesChanged
 // reports that rules or disjunctive were given: the membership is
 // recomputed.
-func (in *input) apply(r *record, create bool) (rulesChanged bool, img imageChange, err error) {
+func (in *input) apply(r *record, create bool) (rulesChanged bool, img images.Change, err error) {
 	var v admin.Validation
 	if in.Title != nil || create {
 		t := ""
@@ -217,32 +210,9 @@ func (in *input) apply(r *record, create bool) (rulesChanged bool, img imageChan
 		r.Rules = parseRules(in.Rules, &v)
 		rulesChanged = true
 	}
-	if raw := strings.TrimSpace(string(in.Image)); raw != "" {
-		img.given = true
-		switch {
-		case raw == "null":
-			img.remove = true
-		case raw[0] != '{':
-			v.Add("image", "must be an object")
-		case json.Unmarshal([]byte(raw), &img.in) != nil:
-			v.Add("image", admin.MsgInvalid)
-		}
-	}
+	img = images.ParseChange(in.Image, &v)
 	if len(records.Encode(r)) > maxData {
 		v.Add("body_html", "is too long (the collection may take at most 256 KB stored)")
 	}
 	return rulesChanged, img, v.Err()
-}
-
-// fileDeleteOps are the writes deleting a stored image file (one Query of its chunks).
-func fileDeleteOps(ctx context.Context, st store.Store, fileID int64) ([]store.Op, error) {
-	if fileID == 0 {
-		return nil, nil
-	}
-	var ops []store.Op
-	err := scan(ctx, st, images.FilePartition(fileID), func(it *store.Item) error {
-		ops = append(ops, store.Delete(it.Key(), store.Always, 0))
-		return nil
-	})
-	return ops, err
 }
