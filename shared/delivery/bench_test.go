@@ -39,10 +39,12 @@ func BenchmarkLocalPipeline(b *testing.B) {
 	e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": "orders/create", "address": rc.URL}}).Expect(b, 201)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	var running sync.WaitGroup
+	defer func() { cancel(); running.Wait() }() // before the store closes
 	d := api.Dispatcher(e.Deps, config.Config{})
-	go delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, 20*time.Millisecond)
-	go delivery.Consume(ctx, e.Deps.Queue, d, 16)
+	running.Add(2)
+	go func() { defer running.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, 20*time.Millisecond) }()
+	go func() { defer running.Done(); delivery.Consume(ctx, e.Deps.Queue, d, 16) }()
 
 	b.ResetTimer()
 	start := time.Now()
