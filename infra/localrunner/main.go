@@ -24,6 +24,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -97,7 +98,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// ReadTimeout bounds a whole request, body included: a client that stalls
+	// mid-body must not hold a connection for good. The runner listens on
+	// loopback and bodies are at most a few MB, so 10 s is generous.
+	srv := &http.Server{
+		Handler:           httpapi.RejectUnclean(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
 	slog.Info("listening", "addr", "http://"+ln.Addr().String(), "store", cfg.Store)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -268,5 +270,38 @@ func TestProviderJobEndpoints(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusForbidden {
 		t.Errorf("with an Origin header: %d", res.StatusCode)
+	}
+}
+
+// A client that stalls mid-body loses its connection after the read timeout
+// instead of holding it for good; unclean paths are 404 JSON, not redirects.
+func TestStalledBodyAndUncleanPaths(t *testing.T) {
+	r := start(t, "DATA_DIR="+t.TempDir())
+	for _, p := range []string{"//web/redirects.json", "/web/comments/%2e%2e.json", "/web/./redirects.json", "/healthz/../web/redirects.json"} {
+		req, _ := http.NewRequest("GET", r.url+p, nil)
+		req.URL.Opaque = p // send the path exactly as written
+		req.Header.Set("X-Service-Access-Token", demoToken)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 404 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !json.Valid(body) {
+			t.Errorf("%s: %d %s %s", p, res.StatusCode, res.Header.Get("Content-Type"), body)
+		}
+	}
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /web/redirects.json HTTP/1.1\r\nHost: x\r\nX-Service-Access-Token: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"redire", demoToken)
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	io.Copy(io.Discard, conn) // returns when the server closes the connection
+	if waited := time.Since(start); waited > 20*time.Second {
+		t.Fatalf("stalled connection held for %v", waited)
 	}
 }

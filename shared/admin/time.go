@@ -2,6 +2,7 @@ package admin
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,9 +33,37 @@ func (t Time) Ptr() *Time {
 	return &t
 }
 
+// MinYear and MaxYear bound every timestamp the service accepts, in UTC and
+// in the shop's zone: RFC 3339 has four-digit years, so anything outside
+// would be written in a form no reader (this one included) parses.
+const (
+	MinYear = 1
+	MaxYear = 9999
+)
+
+// InRange reports whether t renders with a four-digit year both in UTC and
+// in loc, the shop's zone, where responses show it.
+func InRange(t time.Time, loc *time.Location) bool {
+	u := t.UTC()
+	if y := u.Year(); y < MinYear || y > MaxYear {
+		return false
+	}
+	if loc != nil {
+		if y := u.In(loc).Year(); y < MinYear || y > MaxYear {
+			return false
+		}
+	}
+	return true
+}
+
 func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
+	}
+	if _, off := t.Zone(); off%60 != 0 {
+		// Local mean time before standard zones has offsets in seconds,
+		// which the wire format cannot carry; UTC shows the same instant.
+		t = Time{t.UTC()}
 	}
 	b := make([]byte, 0, len(TimeLayout)+2)
 	b = append(b, '"')
@@ -53,8 +82,30 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	}
 	p, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return err
+		var ok bool
+		if p, ok = parseWideYear(s); !ok {
+			return err
+		}
 	}
 	*t = Time{p.UTC()}
 	return nil
+}
+
+// parseWideYear reads a timestamp whose year is negative or has five digits,
+// as Go writes years outside 0-9999. No such value is accepted any more, but
+// one stored before that rule must still decode, so that it can be deleted.
+func parseWideYear(s string) (time.Time, bool) {
+	end := strings.IndexByte(s[min(len(s), 1):], '-') + 1
+	if end < 1 {
+		return time.Time{}, false
+	}
+	year, err := strconv.Atoi(s[:end])
+	if err != nil {
+		return time.Time{}, false
+	}
+	p, err := time.Parse(time.RFC3339, "2000"+s[end:])
+	if err != nil {
+		return time.Time{}, false
+	}
+	return p.AddDate(year-2000, 0, 0), true
 }

@@ -286,7 +286,7 @@ func ParsePublishedAt(s string, loc *time.Location) (time.Time, bool) {
 		if name, off := t.Zone(); off == 0 && name != "" && name != "UTC" && name != "GMT" && t.Location() != loc {
 			continue // an unknown abbreviation (or a numeric zone read as one)
 		}
-		return t, !t.IsZero()
+		return t, !t.IsZero() && admin.InRange(t, loc)
 	}
 	return time.Time{}, false
 }

@@ -77,7 +77,7 @@ const (
 	maxExcerpt       = 100
 )
 
-func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
+func Key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(id)} }
 
 // ArticlePartition is the GSI1 partition of an article's comments.
 func ArticlePartition(articleID int64) string {

@@ -195,7 +195,7 @@ func (h handler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var c Comment
-	if _, err := records.Get(r.Context(), h.Store, key(id), &c); err != nil {
+	if _, err := records.Get(r.Context(), h.Store, Key(id), &c); err != nil {
 		return err
 	}
 	present(&c, admin.ShopFrom(r.Context()))
@@ -306,7 +306,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var c Comment
-	err = records.Update(ctx, h.Store, key(id), func(it *store.Item) ([]store.Op, error) {
+	err = records.Update(ctx, h.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		c = Comment{}
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err
@@ -340,7 +340,7 @@ func (h handler) act(w http.ResponseWriter, r *http.Request, a *action) error {
 		return err
 	}
 	var c Comment
-	err = records.Update(ctx, h.Store, key(id), func(it *store.Item) ([]store.Op, error) {
+	err = records.Update(ctx, h.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		c = Comment{}
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -127,7 +128,7 @@ func tooLong(n int) string { return fmt.Sprintf("is too long (maximum is %d char
 
 // apply validates in and merges it into s; create requires name and fills
 // the defaults. The rules that tie fields together are checked on the result.
-func (in *input) apply(s *Service, create bool) error {
+func (in *input) apply(s *Service, create bool, refused func(string) bool) error {
 	var v admin.Validation
 	if in.Name != nil || create {
 		name := ""
@@ -152,6 +153,8 @@ func (in *input) apply(s *Service, create bool) error {
 			v.Add("callback_url", tooLong(maxCallbackURLLen))
 		case !validCallbackURL(u):
 			v.Add("callback_url", admin.MsgInvalid)
+		case refused(u):
+			v.Add("callback_url", outbound.MsgRefused)
 		default:
 			s.CallbackURL = &u
 		}

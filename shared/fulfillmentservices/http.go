@@ -74,7 +74,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := admin.Now()
 	s := Service{AppID: admin.AppFrom(ctx).ID, CreatedAt: now, UpdatedAt: now}
-	if err := in.apply(&s, true); err != nil {
+	if err := in.apply(&s, true, h.Outbound.Refuses); err != nil {
 		return err
 	}
 	_, _, err := handles.Create(ctx, h.Store, h.IDs, HandleNamespace, "", s.Name, func(id int64, handle string) ([]store.Op, error) {
@@ -107,7 +107,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		if s.AppID != app.ID {
 			return nil, admin.NotFound
 		}
-		if err := in.apply(&s, false); err != nil {
+		if err := in.apply(&s, false, h.Outbound.Refuses); err != nil {
 			return nil, err
 		}
 		s.UpdatedAt = admin.Now()

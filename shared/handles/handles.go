@@ -94,27 +94,23 @@ func Owner(ctx context.Context, st store.Store, namespace, handle string) (int64
 	return g.ID, err
 }
 
+// maxSuffix is the longest "-N" suffix Free considers: far more records than
+// any shop gives one title.
+const maxSuffix = len("-9999999")
+
 // Free returns base if unclaimed, otherwise base-1, base-2, ... whichever
-// is first free: one Query of the claimed handles starting with base. The
+// is first free, each cut to MaxLen by shortening base. One Query of the
+// claimed handles sharing the part of base that every candidate keeps. The
 // answer can be stale by the time it is claimed; callers retry when Claim fails.
 func Free(ctx context.Context, st store.Store, namespace, base string) (string, error) {
 	if base == "" {
 		base = "untitled"
 	}
 	taken := map[string]bool{}
-	q := store.Query{PK: partition(namespace), SKPrefix: base}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return "", err
-		}
-		for _, it := range items {
-			taken[it.SK] = true
-		}
-		if next == "" {
-			break
-		}
-		q.Cursor = next
+	err := records.Each(ctx, st, store.Query{PK: partition(namespace), SKPrefix: base[:min(len(base), MaxLen-maxSuffix)]},
+		func(it *store.Item) error { taken[it.SK] = true; return nil })
+	if err != nil {
+		return "", err
 	}
 	if !taken[base] {
 		return base, nil
@@ -163,8 +159,12 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, 
 			if attempt < 30 {
 				// A concurrent create took it first: everyone racing for one
 				// title computes the same next suffix, so back off a little.
-				time.Sleep(time.Duration(rand.IntN(10*(attempt+1))) * time.Millisecond)
-				continue
+				select {
+				case <-time.After(time.Duration(rand.IntN(10*(attempt+1))) * time.Millisecond):
+					continue
+				case <-ctx.Done():
+					return 0, "", ctx.Err()
+				}
 			}
 		}
 		return id, handle, err

@@ -47,6 +47,12 @@ func Decode(r *http.Request, wrapper string, dst any) error {
 // DecodeObject unmarshals one JSON object, turning type mismatches into 422
 // errors that name the field.
 func DecodeObject(raw []byte, dst any) error {
+	if needsNumberPass(raw) {
+		var err error
+		if raw, err = normalizeNumbers(raw); err != nil {
+			return err
+		}
+	}
 	err := json.Unmarshal(raw, dst)
 	if err == nil {
 		return nil

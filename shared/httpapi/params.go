@@ -62,22 +62,36 @@ func ParseIDParam(q url.Values, name string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > ids.Max {
+	n, ok := parseDigits(s)
+	if !ok {
 		return 0, BadParam(name, "must be a non-negative integer")
 	}
 	return n, nil
+}
+
+// parseDigits reads a decimal id written with digits only: one spelling per
+// id, so "+5" and " 5" are not 5. It refuses values above ids.Max.
+func parseDigits(s string) (int64, bool) {
+	if s == "" || len(s) > 16 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, n <= ids.Max
 }
 
 // ParseID reads the {name} wildcard of the path as a resource id; anything
 // that is not one is ENOTFOUND, as an unknown id is.
 func ParseID(r *http.Request, name string) (int64, error) {
 	s := r.PathValue(name)
-	if s == "" || len(s) > 16 || s[0] == '0' {
-		return 0, admin.NotFound
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 || n > ids.Max {
+	n, ok := parseDigits(s)
+	if !ok || s[0] == '0' {
 		return 0, admin.NotFound
 	}
 	return n, nil
@@ -211,8 +225,17 @@ func ParseRange(q url.Values, name string, loc *time.Location) (Range, error) {
 var localLayouts = []string{"2006-01-02 15:04", "2006-01-02", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02T15:04"}
 
 // ParseTime parses an ISO 8601 timestamp, or a date or date and time without
-// offset read in loc.
+// offset read in loc. It refuses instants outside years 1-9999 in UTC or in
+// loc (admin.InRange): a value accepted here can always be stored and shown.
 func ParseTime(s string, loc *time.Location) (time.Time, bool) {
+	t, ok := parseTime(s, loc)
+	if !ok || !admin.InRange(t, loc) {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+func parseTime(s string, loc *time.Location) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, true

@@ -86,7 +86,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	stripped, ok := strings.CutSuffix(r.URL.Path, ".json")
-	if !ok {
+	if !ok || !Clean(stripped) {
 		Error(w, r, admin.NotFound)
 		return
 	}
@@ -97,6 +97,34 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.Path, u.RawPath = stripped, ""
 	r2.URL = &u
 	rt.mux.ServeHTTP(w, r2)
+}
+
+// Clean reports whether a request path is in its one canonical spelling: no
+// empty, "." or ".." segments (decoded, so %2e%2e counts). ServeMux would
+// answer the others with a 307 and an HTML body; this API answers 404 JSON.
+func Clean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// RejectUnclean answers every request whose path is not Clean with the 404
+// JSON of an unknown path, before a ServeMux can redirect it; the local
+// runner puts it in front of its own mux.
+func RejectUnclean(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !Clean(r.URL.Path) {
+			Error(w, r, admin.NotFound)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (rt *Router) wrap(route *Route) http.Handler {

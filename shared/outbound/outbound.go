@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -95,14 +96,55 @@ func Public(a netip.Addr) bool {
 	return true
 }
 
+// reserved are the ranges beyond the netip predicates that no request may
+// reach: special-purpose IPv4 (RFC 6890), IPv6 transition prefixes that
+// embed an IPv4 address (so could reach a private one through a relay or a
+// NAT64), and the documentation and benchmarking ranges.
 var reserved = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
+	netip.MustParsePrefix("192.0.2.0/24"),  // TEST-NET-1
+	netip.MustParsePrefix("192.88.99.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"), // TEST-NET-2
+	netip.MustParsePrefix("203.0.113.0/24"),  // TEST-NET-3
 	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach private IPv4
-	netip.MustParsePrefix("fc00::/7"),
+	netip.MustParsePrefix("::/96"),          // IPv4-compatible (deprecated)
+	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+	netip.MustParsePrefix("100::/64"),       // discard-only
+	netip.MustParsePrefix("2001::/32"),      // Teredo
+	netip.MustParsePrefix("2001:2::/48"),    // benchmarking
+	netip.MustParsePrefix("2001:db8::/32"),  // documentation
+	netip.MustParsePrefix("2002::/16"),      // 6to4
+	netip.MustParsePrefix("3fff::/20"),      // documentation
+	netip.MustParsePrefix("fc00::/7"),       // unique local
+	netip.MustParsePrefix("fec0::/10"),      // site-local (deprecated)
+}
+
+// MsgRefused is the 422 message of an address the client will not reach.
+const MsgRefused = "must not be a private or reserved address"
+
+// Refuses reports whether the client would refuse rawURL whatever DNS says:
+// its host is an IP literal outside the public ranges, or a localhost name
+// (RFC 6761), and private destinations are not allowed. Resources check
+// addresses with it when they are given, so that a user hears at once
+// rather than through days of failed deliveries.
+func (c *Client) Refuses(rawURL string) bool {
+	if c == nil || c.allowPrivate {
+		return false
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false // the resource's own validation explains it
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && !Public(a)
 }
 
 func checkScheme(u *url.URL) error {

@@ -46,6 +46,10 @@ func TestRedirectToPrivateAddressIsRefused(t *testing.T) {
 		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
 		"169.254.169.254": false, "0.0.0.0": false, "::1": false, "fe80::1": false, "fd00::1": false,
 		"::ffff:127.0.0.1": false, "100.64.0.1": false, "93.184.216.34": true, "2606:4700::1111": true,
+		"::7f00:1": false, "2002:c0a8:101::1": false, "64:ff9b::a00:1": false, "64:ff9b:1::a00:1": false,
+		"fec0::1": false, "192.0.2.1": false, "198.51.100.7": false, "203.0.113.9": false, "2001:db8::1": false,
+		"3fff::1": false, "198.18.0.1": false, "2001:2::1": false, "2001:0:4136:e378::1": false, "100::1": false,
+		"8.8.8.8": true, "2a00:1450:4001::200e": true,
 	} {
 		if got := outbound.Public(netip.MustParseAddr(addr)); got != public {
 			t.Errorf("Public(%s) = %v", addr, got)
@@ -87,5 +91,21 @@ func TestSlowServerCostsAtMostTheTimeout(t *testing.T) {
 	}
 	if got := outbound.Reason(err); got != "could not be downloaded: timed out" {
 		t.Fatalf("reason %q", got)
+	}
+}
+
+func TestRefusesNamesEveryLiteralItWouldNotDial(t *testing.T) {
+	strict, lax := outbound.New(false), outbound.New(true)
+	for u, refused := range map[string]bool{
+		"https://[2002:c0a8:101::1]/hook": true, "http://10.0.0.1:8080/x": true, "https://localhost/x": true,
+		"https://api.localhost./x": true, "http://[::1]/": true, "https://example.com/hook": false,
+		"https://93.184.216.34/hook": false, "not a url at all": false,
+	} {
+		if got := strict.Refuses(u); got != refused {
+			t.Errorf("Refuses(%s) = %v", u, got)
+		}
+		if lax.Refuses(u) {
+			t.Errorf("with private destinations allowed, Refuses(%s)", u)
+		}
 	}
 }

@@ -22,6 +22,11 @@ import (
 func IDSK(id int64) string {
 	var b [16]byte
 	s := strconv.AppendInt(b[:0], id, 10)
+	if len(s) > 16 || id < 0 {
+		// No record has such an id (decoders refuse them); a key that
+		// matches nothing is the answer, never a panic.
+		return "~" + string(s)
+	}
 	out := make([]byte, 16)
 	for i := range out {
 		out[i] = '0'
@@ -278,4 +283,24 @@ func TransactBatches(ctx context.Context, st store.Store, ops []store.Op) error 
 		ops = ops[n:]
 	}
 	return nil
+}
+
+// Each calls fn for every item q matches, following the store's cursors;
+// it stops at fn's first error and returns it.
+func Each(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		for i := range items {
+			if err := fn(&items[i]); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		q.Cursor = next
+	}
 }

@@ -147,7 +147,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	wh := Webhook{AppID: app.ID}
-	if err := in.apply(&wh, true); err != nil {
+	if err := in.apply(&wh, true, h.Outbound.Refuses); err != nil {
 		return err
 	}
 	wh.CreatedAt = admin.Now()
@@ -188,7 +188,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 			return nil, err
 		}
 		oldGuard := guardKey(wh.AppID, wh.Topic, wh.Address)
-		if err := in.apply(&wh, false); err != nil {
+		if err := in.apply(&wh, false, h.Outbound.Refuses); err != nil {
 			return nil, err
 		}
 		wh.UpdatedAt = admin.Now()

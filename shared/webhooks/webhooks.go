@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -162,8 +163,9 @@ func InvalidTopicMessage(topic string) string {
 }
 
 // apply validates in and merges it into w; create requires topic and
-// address and fills the defaults.
-func (in *input) apply(w *Webhook, create bool) error {
+// address and fills the defaults. refused says which addresses the
+// outbound client would never reach.
+func (in *input) apply(w *Webhook, create bool, refused func(string) bool) error {
 	var v admin.Validation
 	if in.Topic != nil || create {
 		t := ""
@@ -191,6 +193,8 @@ func (in *input) apply(w *Webhook, create bool) error {
 			v.Add("address", fmt.Sprintf("is too long (maximum is %d characters)", maxAddressLen))
 		case !validAddress(a):
 			v.Add("address", admin.MsgInvalid)
+		case refused(a):
+			v.Add("address", outbound.MsgRefused)
 		default:
 			w.Address = a
 		}

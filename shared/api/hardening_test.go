@@ -1,0 +1,221 @@
+package api_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/articles"
+	"github.com/storeadmin/adminapi/shared/comments"
+	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+const news = "/web/blogs/241253187/articles"
+
+func idOf(o map[string]any) int64 { return int64(o["id"].(float64)) }
+
+// fieldError fails unless r is 422 with a message on field.
+func fieldError(t *testing.T, r *apitest.Response, field string) {
+	t.Helper()
+	r.Expect(t, http.StatusUnprocessableEntity)
+	errs, _ := r.JSON(t)["errors"].(map[string]any)
+	if _, ok := errs[field]; !ok {
+		t.Fatalf("422 does not name %q: %s", field, r.Body)
+	}
+}
+
+// Dates outside years 1-9999 (in UTC or in the shop's zone, America/New_York)
+// are refused where they enter; the extremes that are accepted read back,
+// list, update and delete.
+func TestTimestampsStayReadable(t *testing.T) {
+	refused := []string{
+		"0000-01-01T00:00:00+01:00",
+		"0001-01-01T00:00:00+01:00", // year 0 in UTC
+		"0001-01-01T02:00:00Z",      // year 0 in New York
+		"9999-12-31T23:59:59-01:00", // year 10000 in UTC
+		"9999-12-31 23:59",          // read in New York: 10000 in UTC
+		"Fri Dec 31 23:59:59 EST 9999",
+	}
+	accepted := map[string]string{ // input: as shown, in the shop's zone
+		"0001-01-02T00:00:00Z":      "0001-01-02T00:00:00Z", // local mean time has no whole-minute offset: shown in UTC
+		"9999-12-31T18:59:59-05:00": "9999-12-31T18:59:59-05:00",
+		"9999-12-31 18:59":          "9999-12-31T18:59:00-05:00",
+	}
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, s := range refused {
+			r := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "t", "published_at": s}})
+			fieldError(t, r, "published_at")
+		}
+		art := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "host"}}).Expect(t, 201).Object(t, "article")
+		com := e.Do("POST", "/web/comments.json", map[string]any{"comment": map[string]any{
+			"body": "hi", "author": "Ann", "email": "ann@example.com", "blog_id": 241253187, "article_id": idOf(art)}}).
+			Expect(t, 201).Object(t, "comment")
+		comPath := fmt.Sprintf("/web/comments/%d.json", idOf(com))
+		for _, s := range refused {
+			fieldError(t, e.Do("PUT", comPath, map[string]any{"comment": map[string]any{"published_at": s}}), "published_at")
+		}
+		for in, shown := range accepted {
+			a := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "edge", "published_at": in}}).
+				Expect(t, 201).Object(t, "article")
+			p := fmt.Sprintf("%s/%d.json", news, idOf(a))
+			got := e.Do("GET", p, nil).Expect(t, 200).Object(t, "article")["published_at"]
+			if want := strings.Replace(shown, "Z", "+00:00", 1); got != want {
+				t.Errorf("published_at %q reads back as %v, want %s", in, got, want)
+			}
+			e.Do("GET", news+".json?limit=250", nil).Expect(t, 200)
+			e.Do("PUT", p, map[string]any{"article": map[string]any{"title": "edge 2"}}).Expect(t, 200)
+			e.Do("DELETE", p, nil).Expect(t, 200)
+
+			c := e.Do("PUT", comPath, map[string]any{"comment": map[string]any{"published_at": in}}).Expect(t, 200).Object(t, "comment")
+			if want := strings.Replace(shown, "Z", "+00:00", 1); c["published_at"] != want {
+				t.Errorf("comment published_at %q reads back as %v, want %s", in, c["published_at"], want)
+			}
+			e.Do("GET", "/web/comments.json?limit=250", nil).Expect(t, 200)
+		}
+		for _, q := range []string{"published_at_min=0000-06-01", "created_at_max=9999-12-31T23:59:59-01:00"} {
+			e.Do("GET", "/web/comments.json?"+q, nil).Expect(t, 400)
+		}
+	}, api.Blogs)
+}
+
+// A record stored with a year outside 0-9999 before the rule existed still
+// reads, and can be deleted (articles) or removed (comments).
+func TestStoredWideYearsStayDeletable(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		a := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "old"}}).Expect(t, 201).Object(t, "article")
+		c := e.Do("POST", "/web/comments.json", map[string]any{"comment": map[string]any{
+			"body": "hi", "author": "Ann", "email": "ann@example.com", "blog_id": 241253187, "article_id": idOf(a)}}).
+			Expect(t, 201).Object(t, "comment")
+		corrupt := func(k store.Key, year string) {
+			it, err := e.Deps.Store.Get(t.Context(), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := bytes.Index(it.Data, []byte(`"published_at":"`)) + len(`"published_at":"`)
+			it.Data = append(it.Data[:i:i], append([]byte(year+"-12-31T23:00:00+00:00"), it.Data[i+len("2006-01-02T15:04:05+00:00"):]...)...)
+			if err := e.Deps.Store.Transact(t.Context(), store.Put(it, store.Always, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		corrupt(articles.Key(idOf(a)), "-0001")
+		corrupt(comments.Key(idOf(c)), "10000")
+		p := fmt.Sprintf("%s/%d.json", news, idOf(a))
+		e.Do("GET", p, nil).Expect(t, 200)
+		e.Do("GET", news+".json", nil).Expect(t, 200)
+		e.Do("POST", fmt.Sprintf("/web/comments/%d/remove.json", idOf(c)), nil).Expect(t, 200)
+		e.Do("DELETE", p, nil).Expect(t, 200)
+	}, api.Blogs)
+}
+
+// Ids beyond 2^53-1 in a body are 422 naming the field, never a panic; an
+// integral number written 5.0 is an integer, as JSON clients send it.
+func TestBodyIDsAreChecked(t *testing.T) {
+	huge := "10000000000000000"
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		fieldError(t, e.Do("POST", "/com/collects.json", `{"collect":{"product_id":632910392,"collection_id":`+huge+`}}`), "collection_id")
+		fieldError(t, e.Do("POST", "/com/collects.json", `{"collect":{"product_id":-`+huge+`,"collection_id":1}}`), "product_id")
+		fieldError(t, e.Do("POST", "/com/products/632910392/variants.json", `{"variant":{"option1":"Blue","image_id":`+huge+`}}`), "image_id")
+		fieldError(t, e.Do("POST", "/web/comments.json", `{"comment":{"body":"b","author":"a","email":"a@example.com","blog_id":241253187,"article_id":1`+huge+`}}`), "article_id")
+		fieldError(t, e.Do("POST", "/web/comments.json", `{"comment":{"body":"b","author":"a","email":"a@example.com","blog_id":9.9e99,"article_id":1}}`), "blog_id")
+
+		v := e.Do("POST", "/com/products/632910392/variants.json", `{"variant":{"option1":"Green","inventory_quantity":5.0,"grams":1e2}}`).
+			Expect(t, 201).Object(t, "variant")
+		if v["inventory_quantity"] != 5.0 || v["grams"] != 100.0 {
+			t.Fatalf("integral numbers not taken as integers: %v %v", v["inventory_quantity"], v["grams"])
+		}
+		fieldError(t, e.Do("POST", "/com/products/632910392/variants.json", `{"variant":{"option1":"Teal","inventory_quantity":5.5}}`), "inventory_quantity")
+	}, api.Collections, api.Variants, api.Blogs)
+}
+
+// An id has one spelling in a path; anything else, and any path that is not
+// clean, is the 404 JSON of an unknown path, never a redirect.
+func TestOnePathPerResource(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		red := e.Do("POST", "/web/redirects.json", map[string]any{"redirect": map[string]any{"path": "/a", "target": "/b"}}).
+			Expect(t, 201).Object(t, "redirect")
+		id := idOf(red)
+		e.Do("GET", fmt.Sprintf("/web/redirects/%d.json", id), nil).Expect(t, 200)
+		for _, p := range []string{
+			fmt.Sprintf("/web/redirects/+%d.json", id),
+			fmt.Sprintf("/web/redirects/%%2B%d.json", id),
+			fmt.Sprintf("/web/redirects/0%d.json", id),
+			fmt.Sprintf("/web/redirects/%d%%20.json", id),
+			"//web/redirects.json",
+			"/web//redirects.json",
+			"/web/comments/%2e%2e.json",
+			"/web/redirects/../redirects.json",
+			fmt.Sprintf("/web/redirects.json?since_id=+%d", id),
+		} {
+			r := e.Do("GET", p, nil)
+			if strings.Contains(p, "since_id") {
+				r.Expect(t, 400)
+			} else {
+				if r.Status != 404 {
+					t.Fatalf("%s: %d %s", p, r.Status, r.Body)
+				}
+			}
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("%s: Content-Type %q", p, ct)
+			}
+			r.JSON(t)
+		}
+	}, api.Redirects, api.Blogs)
+}
+
+// Any number of records with the longest title get distinct handles of at
+// most 255 characters.
+func TestLongestTitlesGetDistinctHandles(t *testing.T) {
+	title := strings.Repeat("a", 255)
+	cases := []struct {
+		path, wrapper, field string
+		extra                map[string]any
+	}{
+		{"/web/pages.json", "page", "title", nil},
+		{news + ".json", "article", "title", nil},
+		{"/com/custom_collections.json", "custom_collection", "title", nil},
+		{"/com/smart_collections.json", "smart_collection", "title", map[string]any{
+			"rules": []any{map[string]any{"column": "title", "relation": "equals", "condition": "x"}}}},
+		{"/admin/fulfillment_services.json", "fulfillment_service", "name", map[string]any{"inventory_management": false}},
+	}
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, c := range cases {
+			seen := map[string]bool{}
+			for i := range 5 {
+				body := map[string]any{c.field: title}
+				for k, v := range c.extra {
+					body[k] = v
+				}
+				if c.wrapper == "fulfillment_service" {
+					body[c.field] = title[:254] + string(rune('a'+i)) // names are unique themselves
+				}
+				o := e.Do("POST", c.path, map[string]any{c.wrapper: body}).Expect(t, 201).Object(t, c.wrapper)
+				h, _ := o["handle"].(string)
+				if len(h) == 0 || len(h) > 255 || seen[h] {
+					t.Fatalf("%s #%d: handle %q (len %d) empty, too long or repeated", c.path, i+1, h, len(h))
+				}
+				seen[h] = true
+			}
+		}
+	}, api.Pages, api.Blogs, api.Collections, api.FulfillmentServices)
+}
+
+// Where private destinations are not allowed (AWS), a webhook address or a
+// callback_url naming a refused address is 422 at once.
+func TestRefusedDestinationsAreRefusedAtCreate(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		e.Deps.Outbound = outbound.New(false)
+		for _, a := range []string{"https://[2002:c0a8:101::1]/hook", "http://169.254.169.254/latest", "https://localhost/x"} {
+			fieldError(t, e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": "orders/create", "address": a}}), "address")
+			fieldError(t, e.Do("POST", "/admin/fulfillment_services.json", map[string]any{"fulfillment_service": map[string]any{
+				"name": "Ship " + a, "callback_url": a, "inventory_management": false}}), "callback_url")
+		}
+		wh := e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": "orders/create", "address": "https://example.com/hook"}}).
+			Expect(t, 201).Object(t, "webhook")
+		fieldError(t, e.Do("PUT", fmt.Sprintf("/admin/webhooks/%d.json", idOf(wh)), map[string]any{"webhook": map[string]any{"address": "http://[fec0::1]/"}}), "address")
+	}, api.Webhooks, api.FulfillmentServices)
+}

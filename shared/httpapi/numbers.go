@@ -1,0 +1,126 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
+)
+
+// MsgIDTooLarge refuses an id no record can have (ids.Max, 2^53-1).
+var MsgIDTooLarge = "must be less than or equal to " + strconv.FormatInt(ids.Max, 10)
+
+// MsgIDNegative refuses a negative id.
+const MsgIDNegative = "must be greater than or equal to 0"
+
+// needsNumberPass reports whether a body holds a number that the plain
+// decoder would mishandle: one with a fraction or exponent (2.0 is an
+// integer to JSON clients) or of 17 or more digits (beyond any id). It
+// scans bytes without allocating, so ordinary bodies pay only this.
+func needsNumberPass(b []byte) bool {
+	inString, escaped, digits := false, false, 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString, digits = true, 0
+		case c >= '0' && c <= '9':
+			if digits++; digits > 16 {
+				return true
+			}
+		case c == '.' || c == 'e' || c == 'E':
+			if digits > 0 || c == '.' {
+				return true
+			}
+		default:
+			digits = 0
+		}
+	}
+	return false
+}
+
+// normalizeNumbers rewrites integral numbers written with a fraction or
+// exponent (2.0, 1e3) as plain integers, so integer fields take them as
+// the original API did, and refuses ids (keys "id" or ending in "_id")
+// beyond ids.Max with a 422 naming the key. Only bodies needsNumberPass
+// flags come here.
+func normalizeNumbers(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return raw, nil // the real decode reports it
+	}
+	v, err := walkNumbers(v, "")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func walkNumbers(v any, key string) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			n, err := walkNumbers(e, k)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = n
+		}
+	case []any:
+		for i, e := range x {
+			n, err := walkNumbers(e, key)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = n
+		}
+	case json.Number:
+		s := string(x)
+		if strings.ContainsAny(s, ".eE") {
+			if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().BitLen() < 64 {
+				s = r.Num().String()
+				x = json.Number(s)
+			}
+		}
+		if key == "id" || strings.HasSuffix(key, "_id") {
+			if msg := idRange(s); msg != "" {
+				return nil, admin.Invalid(key, msg)
+			}
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+// idRange explains why an integer literal cannot be an id ("" if it can,
+// or if it is no integer at all and the decoder will say so).
+func idRange(s string) string {
+	if strings.ContainsAny(s, ".eE") {
+		return ""
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case strings.HasPrefix(s, "-") && (err != nil || n < 0):
+		return MsgIDNegative
+	case err != nil || n > ids.Max:
+		return MsgIDTooLarge
+	}
+	return ""
+}
