@@ -88,7 +88,7 @@ status_of() { head -n1 | awk '{print $2}'; }
 
 # Local runner: fresh data directory (the demo seed is loaded at start), free
 # port; it logs "listening" with its address at the default info level.
-PORT=0 DATA_DIR=$tmp/data "$tmp/localrunner" >"$tmp/runner.log" 2>&1 &
+RATE_LIMIT=off PORT=0 DATA_DIR=$tmp/data "$tmp/localrunner" >"$tmp/runner.log" 2>&1 &
 runner_pid=$!
 pids+=("$runner_pid")
 runner=$(wait_addr "$tmp/runner.log" "$runner_pid")

@@ -305,3 +305,62 @@ func TestStalledBodyAndUncleanPaths(t *testing.T) {
 		t.Fatalf("stalled connection held for %v", waited)
 	}
 }
+
+// A client that paces itself by the call-limit header makes 200 calls
+// without a 429; the same loop unpaced meets 429s, and a retry after their
+// Retry-After passes.
+func TestCallLimitPacing(t *testing.T) {
+	const token = "paced-token-abcdefghijklmnop"
+	seedFile := filepath.Join(t.TempDir(), "seed.json")
+	os.WriteFile(seedFile, []byte(`{"shop":{"id":7,"name":"S","domain":"s.example.com"},
+		"apps":[{"id":9,"name":"A","access_token":"`+token+`","scopes":["read_content"],"rate_limit":{"bucket":10,"leak_per_second":40}}]}`), 0o600)
+	r := start(t, "DATA_DIR="+t.TempDir(), "SEED_FILE="+seedFile)
+	get := func() *http.Response {
+		req, _ := http.NewRequest("GET", r.url+"/web/redirects/count.json", nil)
+		req.Header.Set("X-Service-Access-Token", token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	// Paced: when the bucket is nearly full, wait for one call to leak out.
+	for i := range 200 {
+		res := get()
+		if res.StatusCode != 200 {
+			t.Fatalf("paced call %d: %d", i+1, res.StatusCode)
+		}
+		var used, size int
+		if _, err := fmt.Sscanf(res.Header.Get("X-Service-Shop-Api-Call-Limit"), "%d/%d", &used, &size); err != nil || size != 10 {
+			t.Fatalf("call-limit header %q", res.Header.Get("X-Service-Shop-Api-Call-Limit"))
+		}
+		if used >= size-1 {
+			time.Sleep(time.Second / 40)
+		}
+	}
+	time.Sleep(time.Second / 4) // let the bucket drain
+	limited := 0
+	for i := range 200 {
+		res := get()
+		if res.StatusCode == 200 {
+			continue
+		}
+		if res.StatusCode != 429 {
+			t.Fatalf("unpaced call %d: %d", i+1, res.StatusCode)
+		}
+		limited++
+		wait, err := time.ParseDuration(res.Header.Get("Retry-After") + "s")
+		if err != nil || wait <= 0 || wait > time.Second {
+			t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
+		}
+		time.Sleep(wait)
+		if res := get(); res.StatusCode != 200 {
+			t.Fatalf("retry after %v: %d", wait, res.StatusCode)
+		}
+	}
+	if limited == 0 {
+		t.Fatal("200 unpaced calls were never limited")
+	}
+}

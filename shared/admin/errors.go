@@ -19,6 +19,7 @@ const (
 	EUNAUTHORIZED = "unauthorized" // missing or unknown token: 401
 	EFORBIDDEN    = "forbidden"    // missing scope or forbidden action: 403
 	ETOOLARGE     = "too_large"    // body over the size limit: 413
+	ETOOMANY      = "too_many"     // the app's call bucket is full: 429
 	EINTERNAL     = "internal"     // anything unexpected: 500, details logged only
 )
 

@@ -44,6 +44,26 @@ type App struct {
 	TokenHash    string   `json:"token_hash"`
 	SharedSecret string   `json:"shared_secret"`
 	Scopes       []string `json:"scopes"`
+	// RateLimit is the app's call plan; nil means DefaultRatePlan.
+	RateLimit *RatePlan `json:"rate_limit,omitempty"`
+}
+
+// RatePlan is a leaky bucket: Bucket calls of capacity, leaking
+// LeakPerSecond calls each second.
+type RatePlan struct {
+	Bucket        int     `json:"bucket"`
+	LeakPerSecond float64 `json:"leak_per_second"`
+}
+
+// DefaultRatePlan is the original API's standard plan.
+var DefaultRatePlan = RatePlan{Bucket: 40, LeakPerSecond: 2}
+
+// Plan returns the app's call plan.
+func (a *App) Plan() RatePlan {
+	if a.RateLimit != nil {
+		return *a.RateLimit
+	}
+	return DefaultRatePlan
 }
 
 // Scope names a resource family; apps hold read_<scope> and write_<scope>.

@@ -26,6 +26,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
@@ -83,7 +84,7 @@ func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
 	for _, g := range groups {
 		routes = append(routes, g.Routes(d)...)
 	}
-	return httpapi.NewRouter(auth.NewIdentity(d.Store), routes)
+	return httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
 }
 
 // Open sets up logging, opens the configured store and queue, and wires
@@ -99,6 +100,12 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 		return nil, err
 	}
 	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations), Queue: q}
+	switch cfg.RateLimit {
+	case "shared":
+		d.Limiter = ratelimit.NewShared(st)
+	case "memory":
+		d.Limiter = &ratelimit.Memory{}
+	}
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d, nil
 }

@@ -12,6 +12,10 @@ import (
 
 // Config is the process configuration.
 type Config struct {
+	// RateLimit (RATE_LIMIT on/off) is where app call buckets live: "shared"
+	// (the table, every Lambda instance) in Lambda, "memory" in the local
+	// runner, or "off".
+	RateLimit string
 	Port      int    // PORT: local runner listen port (127.0.0.1)
 	DataDir   string // DATA_DIR: embedded store directory
 	Store     string // STORE: "embedded" (default for the runner) or "dynamodb"
@@ -94,6 +98,17 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("config: POLL_INTERVAL %q is not a positive duration such as 1h", s)
 		}
 		c.PollInterval = d
+	}
+	switch v := env("RATE_LIMIT", "on"); v {
+	case "on":
+		c.RateLimit = "memory"
+		if inLambda {
+			c.RateLimit = "shared"
+		}
+	case "off":
+		c.RateLimit = "off"
+	default:
+		return c, fmt.Errorf("config: RATE_LIMIT must be on or off, not %q", v)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)

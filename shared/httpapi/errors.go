@@ -24,6 +24,8 @@ func StatusOf(code string) int {
 		return http.StatusForbidden
 	case admin.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
+	case admin.ETOOMANY:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

@@ -53,7 +53,7 @@ type thing struct {
 }
 
 func router() *httpapi.Router {
-	return httpapi.NewRouter(fakeIdentity(), []httpapi.Route{
+	return httpapi.NewRouter(fakeIdentity(), nil, []httpapi.Route{
 		{Method: "GET", Path: "/web/things/{id}.json", Scope: admin.ScopeContent, Handler: func(w http.ResponseWriter, r *http.Request) error {
 			id, err := httpapi.ParseID(r, "id")
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 )
 
 // HandlerFunc serves one route. It writes its success response with
@@ -47,16 +48,22 @@ type Identity interface {
 // TokenHeader carries the access token (matched in any case, as all headers are).
 const TokenHeader = "X-Service-Access-Token"
 
+// CallLimitHeader tells a client how full its bucket is: "<used>/<bucket>".
+const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
+
 // Router serves a set of routes under the conventions.
 type Router struct {
 	mux      *http.ServeMux
 	identity Identity
+	limiter  ratelimit.Limiter
 	routes   []Route
 }
 
-// NewRouter builds the handler for routes. Every route requires a token.
-func NewRouter(identity Identity, routes []Route) *Router {
-	rt := &Router{mux: http.NewServeMux(), identity: identity, routes: routes}
+// NewRouter builds the handler for routes. Every route requires a token,
+// and every authenticated call spends one call of the app's bucket (a nil
+// limiter lets every call through).
+func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Router {
+	rt := &Router{mux: http.NewServeMux(), identity: identity, limiter: limiter, routes: routes}
 	for i := range routes {
 		route := routes[i]
 		pattern, ok := strings.CutSuffix(route.Path, ".json")
@@ -136,6 +143,9 @@ func (rt *Router) wrap(route *Route) http.Handler {
 		start := time.Now()
 		ctx, err := rt.authorize(r, route)
 		if err == nil {
+			err = rt.limit(ctx, w)
+		}
+		if err == nil {
 			if r.ContentLength > max {
 				err = errTooLarge
 			} else {
@@ -152,6 +162,25 @@ func (rt *Router) wrap(route *Route) http.Handler {
 				"route", route.Path, "duration", time.Since(start))
 		}
 	})
+}
+
+// limit spends one call of the app's bucket and says so in the call-limit
+// header; a full bucket is 429 with Retry-After, before any work is done.
+func (rt *Router) limit(ctx context.Context, w http.ResponseWriter) error {
+	if rt.limiter == nil {
+		return nil
+	}
+	app := admin.AppFrom(ctx)
+	d, err := rt.limiter.Take(ctx, app)
+	if err != nil {
+		return err
+	}
+	w.Header().Set(CallLimitHeader, d.Header())
+	if !d.Allowed {
+		w.Header().Set("Retry-After", d.RetryAfterHeader())
+		return d.Err(app.Plan())
+	}
+	return nil
 }
 
 // authorize authenticates the token and checks the scope; the context it

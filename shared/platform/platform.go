@@ -9,6 +9,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -20,6 +21,8 @@ type Deps struct {
 	Outbound *outbound.Client
 	// Queue carries webhook deliveries (SQS in AWS, the store locally).
 	Queue queue.Queue
+	// Limiter paces each app's calls; nil when RATE_LIMIT=off.
+	Limiter ratelimit.Limiter
 	// ProductChanged, when set, is called after a product's variants changed
 	// (smart collection membership follows them); the composition root
 	// wires it, so that resource packages need not import each other.

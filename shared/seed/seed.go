@@ -47,6 +47,8 @@ type App struct {
 	AccessToken  string   `json:"access_token"`
 	SharedSecret string   `json:"shared_secret"`
 	Scopes       []string `json:"scopes"`
+	// RateLimit names a call plan other than the default 40 calls leaking 2/s.
+	RateLimit *admin.RatePlan `json:"rate_limit"`
 }
 
 // Object is one JSON record.
@@ -132,6 +134,9 @@ func Parse(data []byte) (*File, error) {
 			return nil, fmt.Errorf("%s (id %d): access_token is used by another app", where, a.ID)
 		}
 		tokens[a.AccessToken] = true
+		if p := a.RateLimit; p != nil && (p.Bucket < 1 || p.Bucket > 100_000 || !(p.LeakPerSecond > 0 && p.LeakPerSecond <= 10_000)) {
+			return nil, fmt.Errorf("%s (id %d): rate_limit needs a bucket of 1 to 100000 calls and leak_per_second above 0 and at most 10000", where, a.ID)
+		}
 		for _, s := range a.Scopes {
 			if !admin.ValidScope(s) {
 				return nil, fmt.Errorf("%s (id %d): unknown scope %q", where, a.ID, s)
@@ -299,7 +304,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		return nil, sum, err
 	}
 	for _, a := range f.Apps {
-		app := admin.App{ID: a.ID, Name: a.Name, TokenHash: auth.HashToken(a.AccessToken), SharedSecret: a.SharedSecret, Scopes: a.Scopes}
+		app := admin.App{ID: a.ID, Name: a.Name, TokenHash: auth.HashToken(a.AccessToken), SharedSecret: a.SharedSecret, Scopes: a.Scopes, RateLimit: a.RateLimit}
 		data := records.Encode(app)
 		tk, ak := auth.TokenKey(app.TokenHash), auth.AppKey(app.ID)
 		if err := put(store.Item{PK: tk.PK, SK: tk.SK, Data: data}, ""); err != nil {

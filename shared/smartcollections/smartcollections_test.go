@@ -954,7 +954,7 @@ func TestGetIsOneRead(t *testing.T) {
 		cs := &countingStore{Store: e.Deps.Store}
 		d := *e.Deps
 		d.Store = cs
-		h := httpapi.NewRouter(auth.NewIdentity(e.Deps.Store), smartcollections.Routes(&d))
+		h := httpapi.NewRouter(auth.NewIdentity(e.Deps.Store), nil, smartcollections.Routes(&d))
 		req := httptest.NewRequest("GET", path(c), nil)
 		req.Header.Set(httpapi.TokenHeader, apitest.DemoToken)
 		rec := httptest.NewRecorder()
