@@ -50,7 +50,11 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		if notification == nil {
-			notification = delivery.Notify(h.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))[:1] // no outbox marker: fanned out here
+			ops, err := delivery.Notify(ctx, h.Store, h.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))
+			if err != nil {
+				return err
+			}
+			notification = ops[:1] // no outbox marker: fanned out here
 			if err := h.Store.Transact(ctx, notification...); err != nil {
 				return err
 			}
