@@ -69,7 +69,9 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	// Revoke: 401 from now on. The app record stays, to sign the deliveries.
+	// Revoke: 401 from now on. The app record stays, to sign the deliveries;
+	// a seed load writes a token only with a new app record, so a restart
+	// or re-import never gives the token back (shared/seed).
 	if err := h.Store.Transact(ctx, store.Delete(auth.TokenKey(app.TokenHash), store.Always, 0)); err != nil {
 		return err
 	}
