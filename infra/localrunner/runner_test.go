@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
 )
 
 // These tests run the real runner binary: what `make run` starts.
@@ -362,5 +364,61 @@ func TestCallLimitPacing(t *testing.T) {
 	}
 	if limited == 0 {
 		t.Fatal("200 unpaced calls were never limited")
+	}
+}
+
+// An app uninstalled through the API stays uninstalled when the runner
+// restarts with the same SEED_FILE (the seed only ever adds what was never
+// there), and a seeded variant deleted through the API stays deleted: on
+// the embedded store and on DynamoDB (STORE=dynamodb, as infra/import
+// loads it).
+func TestUninstalledAppStaysUninstalledAcrossRestarts(t *testing.T) {
+	const gone, stays = "uninstalled-token-abcdefghijkl", "remaining-token-abcdefghijkl"
+	seedFile := filepath.Join(t.TempDir(), "seed.json")
+	os.WriteFile(seedFile, []byte(`{"shop":{"id":7,"name":"S","domain":"s.example.com"},
+		"apps":[{"id":9,"name":"A","access_token":"`+gone+`","scopes":["write_content"]},
+		        {"id":10,"name":"B","access_token":"`+stays+`","scopes":["write_products"]}],
+		"products":[{"id":5,"title":"P","variants":[{"id":6,"option1":"S"},{"id":8,"option1":"M"}]}]}`), 0o600)
+	for _, s := range []struct {
+		name string
+		env  func(t *testing.T) []string
+	}{
+		{"embedded", func(t *testing.T) []string { return []string{"DATA_DIR=" + t.TempDir()} }},
+		{"dynamodb", func(t *testing.T) []string {
+			return []string{"DATA_DIR=" + t.TempDir(), "STORE=dynamodb", "TABLE_NAME=" + dynamotest.NewTable(t),
+				"AWS_ENDPOINT_URL=" + dynamotest.Endpoint(t)}
+		}},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			env := append(s.env(t), "SEED_FILE="+seedFile)
+			r := start(t, env...)
+			if status, body := r.do(t, gone, "DELETE", "/admin/api_permissions/current.json", ""); status != 200 {
+				t.Fatalf("uninstall: %d %v", status, body)
+			}
+			if status, body := r.do(t, stays, "DELETE", "/com/products/5/variants/6.json", ""); status != 200 {
+				t.Fatalf("delete variant: %d %v", status, body)
+			}
+			if status, _ := r.do(t, gone, "GET", "/web/pages.json", ""); status != 401 {
+				t.Fatalf("after uninstall: %d", status)
+			}
+			for restart := range 2 {
+				if err := r.stop(t, syscall.SIGTERM); err != nil {
+					t.Fatalf("SIGTERM exit: %v\n%s", err, r.log())
+				}
+				r = start(t, env...)
+				if status, _ := r.do(t, gone, "GET", "/web/pages.json", ""); status != 401 {
+					t.Fatalf("restart %d: the uninstalled app's token answers %d", restart+1, status)
+				}
+				if status, _ := r.do(t, stays, "GET", "/com/variants/6.json", ""); status != 404 {
+					t.Fatalf("restart %d: the deleted variant answers %d", restart+1, status)
+				}
+				if status, body := r.do(t, stays, "GET", "/com/products/5/variants/count.json", ""); status != 200 || body["count"] != 1.0 {
+					t.Fatalf("restart %d: variants count %d %v", restart+1, status, body)
+				}
+				if !strings.Contains(r.log(), `"written":0`) {
+					t.Fatalf("restart %d: the seed wrote items:\n%s", restart+1, r.log())
+				}
+			}
+		})
 	}
 }

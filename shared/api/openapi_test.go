@@ -2062,7 +2062,10 @@ func (s *scenario) deliveries(t *testing.T, other int64) {
 		}
 		return msgs
 	}
-	ops := delivery.Notify(d.IDs, "products/create", "product", M{"id": 632910392, "title": "IPod Nano - 8GB"})
+	ops, err := delivery.Notify(ctx, d.Store, d.IDs, "products/create", "product", M{"id": 632910392, "title": "IPod Nano - 8GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Store.Transact(ctx, ops...); err != nil {
 		t.Fatal(err)
 	}

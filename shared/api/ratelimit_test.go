@@ -122,4 +122,3 @@ func TestCallLimitHeaderOnEveryAuthenticatedAnswer(t *testing.T) {
 		t.Errorf("unauthenticated: %d %q", w.Code, w.Header().Get("X-Service-Shop-Api-Call-Limit"))
 	}
 }
-

@@ -50,7 +50,11 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		if notification == nil {
-			notification = delivery.Notify(h.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))[:1] // no outbox marker: fanned out here
+			ops, err := delivery.Notify(ctx, h.Store, h.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))
+			if err != nil {
+				return err
+			}
+			notification = ops[:1] // no outbox marker: fanned out here
 			if err := h.Store.Transact(ctx, notification...); err != nil {
 				return err
 			}
@@ -65,7 +69,9 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	// Revoke: 401 from now on. The app record stays, to sign the deliveries.
+	// Revoke: 401 from now on. The app record stays, to sign the deliveries;
+	// a seed load writes a token only with a new app record, so a restart
+	// or re-import never gives the token back (shared/seed).
 	if err := h.Store.Transact(ctx, store.Delete(auth.TokenKey(app.TokenHash), store.Always, 0)); err != nil {
 		return err
 	}

@@ -309,8 +309,12 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(h.IDs, subject(&rec.Collection), events.Create, "", app.Name))...)
-		ops = append(ops, delivery.Notify(h.IDs, TopicCreate, resource, shown(&rec, shop),
-			delivery.MetafieldsOf(metafields.OwnerCustomCollection, id))...)
+		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicCreate, resource, shown(&rec, shop),
+			delivery.MetafieldsOf(metafields.OwnerCustomCollection, id))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, nops...)
 		if !fits(ops, 1) { // handles.Create adds the claim
 			return nil, errTooManyChanges
 		}
@@ -378,8 +382,12 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(h.IDs, subject(&rec.Collection), events.UpdateVerb(change), "", app.Name))...)
-		ops = append(ops, delivery.Notify(h.IDs, TopicUpdate, resource, shown(&rec, shop),
-			delivery.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))...)
+		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicUpdate, resource, shown(&rec, shop),
+			delivery.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, nops...)
 		if !fits(ops, 0) {
 			return nil, errTooManyChanges
 		}
@@ -416,7 +424,11 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			records.CountOp(collection.Partition, -1),
 		}
 		ops = append(ops, events.Ops(events.New(h.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
-		ops = append(ops, delivery.Notify(h.IDs, TopicDelete, resource, map[string]int64{"id": rec.ID})...)
+		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicDelete, resource, map[string]int64{"id": rec.ID})
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, nops...)
 		extra, err := images.DeleteFileOps(ctx, h.Store, rec.ImageFile)
 		if err != nil {
 			return nil, err

@@ -40,7 +40,7 @@ type awsPipeline struct {
 	dispatch func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 }
 
-func newAWSPipeline(t *testing.T) (*apitest.Env, *awsPipeline) {
+func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeline) {
 	old := queue.Visibility
 	queue.Visibility = 2 * time.Second
 	t.Cleanup(func() { queue.Visibility = old })
@@ -50,7 +50,7 @@ func newAWSPipeline(t *testing.T) (*apitest.Env, *awsPipeline) {
 	st := dynamostore.New(ddb, table)
 	queueURL := sqstest.NewQueue(t)
 	q := sqsqueue.New(sqstest.Client(t), queueURL)
-	e := apitest.New(t, st, api.Webhooks)
+	e := apitest.New(t, st, append([]api.Group{api.Webhooks}, groups...)...)
 	e.Deps.Queue = q
 
 	awsCfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
@@ -195,4 +195,27 @@ func TestAWSPipelineDeliversRetriesAndLosesNothing(t *testing.T) {
 	if p.pollQueue(false) != 0 {
 		t.Fatal("messages left on the queue")
 	}
+}
+
+// The AWS path delivers a change only to the webhooks subscribed when it
+// committed, even when the change feed runs after a webhook was created.
+func TestAWSPipelineSkipsWebhooksCreatedAfterTheChange(t *testing.T) {
+	dynamotest.Endpoint(t)
+	sqstest.Endpoint(t)
+	e, p := newAWSPipeline(t, api.Collections)
+	rc := newReceiver(t)
+	createCollection(t, e, "Earlier")
+	subscribe(t, e, apitest.DemoToken, "collections/create", rc.URL, nil)
+	p.pollStream() // the change feed sees the earlier collection only now
+	for p.pollQueue(false) > 0 {
+	}
+	createCollection(t, e, "Later")
+	deadline := time.Now().Add(30 * time.Second)
+	for len(rc.requests()) == 0 && time.Now().Before(deadline) {
+		p.pollStream()
+		p.pollQueue(false)
+	}
+	for p.pollQueue(false) > 0 {
+	}
+	onlyLater(t, "the webhook created after the first collection", rc)
 }

@@ -52,7 +52,10 @@ func BenchmarkLocalPipeline(b *testing.B) {
 		mu.Lock()
 		sent[i] = time.Now()
 		mu.Unlock()
-		ops := delivery.Notify(e.Deps.IDs, "orders/create", "order", map[string]any{"id": i})
+		ops, err := delivery.Notify(ctx, e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": i})
+		if err != nil {
+			b.Fatal(err)
+		}
 		if err := records.Transact(ctx, e.Deps.Store, ops...); err != nil {
 			b.Fatal(err)
 		}

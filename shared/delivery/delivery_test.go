@@ -127,7 +127,11 @@ func subscribe(t *testing.T, e *apitest.Env, token, topic, address string, extra
 // fire commits a notification the way a resource's write does.
 func fire(t *testing.T, e *apitest.Env, topic string, payload map[string]any, opts ...delivery.Option) {
 	t.Helper()
-	if err := records.Transact(context.Background(), e.Deps.Store, delivery.Notify(e.Deps.IDs, topic, "product", payload, opts...)...); err != nil {
+	ops, err := delivery.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, topic, "product", payload, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := records.Transact(context.Background(), e.Deps.Store, ops...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -411,12 +415,18 @@ func TestSweepSendsForgottenNotifications(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t)
 		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
-		old := delivery.Notify(e.Deps.IDs, "orders/create", "order", map[string]any{"id": 1})
+		old, err := delivery.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		// Back-date it past SweepAge: its id (the markers' sort key) is time-ordered.
 		oldID := ids.At(time.Now().Add(-delivery.SweepAge - time.Minute))
 		old[0].Item.SK, old[1].Item.SK = records.IDSK(oldID), records.IDSK(oldID)
 		old[0].Item.Data = []byte(strings.Replace(string(old[0].Item.Data), `"id":`, fmt.Sprintf(`"id":%d,"was":`, oldID), 1))
-		fresh := delivery.Notify(e.Deps.IDs, "orders/create", "order", map[string]any{"id": 2})
+		fresh, err := delivery.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 2})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := records.Transact(context.Background(), e.Deps.Store, append(old, fresh...)...); err != nil {
 			t.Fatal(err)
 		}
@@ -432,4 +442,55 @@ func TestSweepSendsForgottenNotifications(t *testing.T) {
 			t.Fatalf("swept %d deliveries (the fresh one is the stream's)", len(got))
 		}
 	}, api.Webhooks)
+}
+
+// createCollection creates a custom collection through the API: a change
+// firing collections/create.
+func createCollection(t *testing.T, e *apitest.Env, title string) {
+	t.Helper()
+	e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": title}}).Expect(t, 201)
+}
+
+// onlyLater checks that a receiver got exactly one delivery, of the
+// collection named "Later".
+func onlyLater(t *testing.T, name string, rc *receiver) {
+	t.Helper()
+	got := rc.requests()
+	if len(got) != 1 || !strings.Contains(string(got[0].body), `"title":"Later"`) {
+		bodies := make([]string, len(got))
+		for i := range got {
+			bodies[i] = string(got[i].body)
+		}
+		t.Fatalf("%s got %d deliveries, want only the later collection: %v", name, len(got), bodies)
+	}
+}
+
+// A webhook gets only the changes committed after it subscribed, however
+// late the outbox is pumped: a collection created before the webhook is not
+// delivered to it, one created after is. The same holds for a webhook moved
+// to the topic after the change; a webhook deleted before the fan-out gets
+// nothing.
+func TestWebhookGetsOnlyChangesCommittedAfterItSubscribed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		created, moved, deleted := newReceiver(t), newReceiver(t), newReceiver(t)
+		deletedID := subscribe(t, e, apitest.DemoToken, "collections/create", deleted.URL, nil)
+		movedID := subscribe(t, e, apitest.DemoToken, "collections/update", moved.URL, nil)
+
+		createCollection(t, e, "Earlier")
+		subscribe(t, e, apitest.DemoToken, "collections/create", created.URL, nil)
+		e.Do("PUT", fmt.Sprintf("/admin/webhooks/%d.json", movedID), map[string]any{"webhook": map[string]any{"topic": "collections/create"}}).Expect(t, 200)
+		e.Do("DELETE", fmt.Sprintf("/admin/webhooks/%d.json", deletedID), nil).Expect(t, 200)
+
+		startPipeline(t, e, 10*time.Millisecond) // the outbox is read only now
+		createCollection(t, e, "Later")
+		waitFor(t, 10*time.Second, "the later collection", func() bool {
+			return len(created.requests()) >= 1 && len(moved.requests()) >= 1
+		})
+		time.Sleep(300 * time.Millisecond)
+		onlyLater(t, "the webhook created after the first collection", created)
+		onlyLater(t, "the webhook moved to the topic after the first collection", moved)
+		if n := len(deleted.requests()); n != 0 {
+			t.Fatalf("the deleted webhook got %d deliveries", n)
+		}
+	}, api.Webhooks, api.Collections)
 }

@@ -36,8 +36,12 @@ func DeliveryID(notificationID, webhookID int64) string {
 }
 
 // FanOut queues one message per webhook subscribed to the notification's
-// topic, then removes its outbox marker. Run twice (a crash between the two
-// steps), it queues the same deliveries again under the same ids.
+// topic when its change committed, then removes its outbox marker. Webhooks
+// subscribed since (a subscription tick above the notification's clock) are
+// skipped, however late the fan-out runs; webhooks deleted since are not
+// read (or, if the index still shows them, dropped by the dispatcher). Run
+// twice (a crash between the two steps), it queues the same deliveries
+// again under the same ids.
 func FanOut(ctx context.Context, st store.Store, q queue.Queue, notificationID int64) error {
 	var n Notification
 	if _, err := records.Get(ctx, st, NotificationKey(notificationID), &n); err != nil {
@@ -54,6 +58,9 @@ func FanOut(ctx context.Context, st store.Store, q queue.Queue, notificationID i
 	for i := range subs {
 		if n.AppID != 0 && subs[i].AppID != n.AppID {
 			continue
+		}
+		if n.Clock != nil && !subs[i].SubscribedBy(*n.Clock) {
+			continue // subscribed after the change
 		}
 		m := Message{DeliveryID: DeliveryID(n.ID, subs[i].ID), NotificationID: n.ID, WebhookID: subs[i].ID, AppID: subs[i].AppID}
 		if n.AppID != 0 {

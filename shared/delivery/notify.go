@@ -15,6 +15,7 @@
 package delivery
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
 // Notification is one firing of a topic.
@@ -37,6 +39,11 @@ type Notification struct {
 	OwnerID       int64      `json:"owner_id,omitempty"`
 	AppID         int64      `json:"app_id,omitempty"` // only this app's webhooks (app/uninstalled)
 	TriggeredAt   admin.Time `json:"triggered_at"`
+	// Clock is the topic's subscription clock read before the change
+	// committed (webhooks.Clock): only webhooks whose subscription tick is
+	// at most this get the notification. Absent in notifications written
+	// before clocks existed, which go to every subscriber.
+	Clock *int64 `json:"clock,omitempty"`
 }
 
 // NotificationTTL outlives the retry window of every delivery.
@@ -66,9 +73,16 @@ func OnlyApp(appID int64) Option { return func(n *Notification) { n.AppID = appI
 
 // Notify returns the writes that fire topic with payload (the resource
 // object, marshalled as its response shows it). Put them in the change's
-// transaction: no notification without its change, and none lost.
-func Notify(gen *ids.Generator, topic, resource string, payload any, opts ...Option) []store.Op {
-	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.Now()}
+// transaction: no notification without its change, and none lost. It reads
+// the topic's subscription clock (one GetItem), so call it while building
+// the transaction, not ahead of time: the webhooks that subscribe after the
+// read do not get this notification.
+func Notify(ctx context.Context, st store.Store, gen *ids.Generator, topic, resource string, payload any, opts ...Option) ([]store.Op, error) {
+	clock, err := webhooks.Clock(ctx, st, topic)
+	if err != nil {
+		return nil, err
+	}
+	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.Now(), Clock: &clock}
 	for _, o := range opts {
 		o(&n)
 	}
@@ -77,5 +91,5 @@ func Notify(gen *ids.Generator, topic, resource string, payload any, opts ...Opt
 	return []store.Op{
 		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),
 		store.Put(store.Item{PK: OutboxPartition, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: expires}, store.IfAbsent, 0),
-	}
+	}, nil
 }

@@ -222,7 +222,11 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		}
 		ops := []store.Op{store.Put(next, store.IfVersion, it.Version)}
 		ops = append(ops, events.Ops(trackingEvent(d, f.OrderID, f.OrderName, number, svc.Name))...)
-		ops = append(ops, delivery.Notify(d.IDs, FulfillmentsUpdate, "fulfillment", payload)...)
+		nops, err := delivery.Notify(ctx, d.Store, d.IDs, FulfillmentsUpdate, "fulfillment", payload)
+		if err != nil {
+			return false, err
+		}
+		ops = append(ops, nops...)
 		err = records.Transact(ctx, d.Store, ops...)
 		switch {
 		case store.FailedOp(err) == 0:

@@ -1,9 +1,17 @@
 // Package seed loads the shop, its apps and the records the spec has no
 // endpoints for (blogs, products with variants and images, customers with
 // addresses, orders with transactions and fulfillments) from a JSON file.
-// The local runner and the import command use it. Loading is idempotent:
-// every item is written only if absent, so a second load changes nothing.
-// The whole file is validated before anything is written.
+// The local runner and the import command use it. The whole file is
+// validated before anything is written.
+//
+// A load only ever adds what was never there: each seeded item is written
+// once, in one transaction with a marker (seeded / <PK>\n<SK>, see
+// MarkerKey), and a later load skips every item whose marker exists, even
+// when the item itself is gone since: an uninstalled app's token, a
+// deleted variant or frontpage collection stay gone across restarts and
+// re-imports. An app's token is written only with its app record, which
+// uninstall keeps; a product's variants only before its variant order, so
+// the order always lists exactly the product's variants.
 package seed
 
 import (
@@ -53,6 +61,18 @@ type App struct {
 
 // Object is one JSON record.
 type Object map[string]any
+
+// MarkerPartition holds one marker per item a seed load ever wrote.
+const MarkerPartition = "seeded"
+
+// MarkerKey addresses the marker of a seeded item: its presence means the
+// item was loaded once and is never written by a load again.
+func MarkerKey(k store.Key) store.Key { return store.Key{PK: MarkerPartition, SK: k.PK + "\n" + k.SK} }
+
+func markerOp(k store.Key) store.Op {
+	mk := MarkerKey(k)
+	return store.Put(store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: []byte("{}")}, store.IfAbsent, 0)
+}
 
 // Item partitions of the seeded records. Later resource packages read them.
 const (
@@ -271,7 +291,8 @@ func (o Object) children(name string) ([]Object, error) {
 	return out, nil
 }
 
-// Summary counts what a load wrote; records already present are skipped.
+// Summary counts what a load wrote; records loaded before (present, or
+// deleted since) are skipped.
 type Summary struct {
 	Written, Skipped int
 }
@@ -283,34 +304,58 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		return nil, Summary{}, err
 	}
 	var sum Summary
-	put := func(it store.Item, partition string) error {
-		it.Version = 1
-		ops := []store.Op{store.Put(it, store.IfAbsent, 0)}
-		if partition != "" {
-			ops = append(ops, records.CountOp(partition, 1))
+	// write loads one record once (see the package comment): the record
+	// with its marker and its count, plus the companions of u (written
+	// only with it), unless u.settled exists.
+	var write func(u unit) error
+	write = func(u unit) error {
+		u.item.Version = 1
+		ops := []store.Op{markerOp(u.item.Key()), store.Put(u.item, store.IfAbsent, 0)}
+		for _, c := range u.with {
+			c.Version = 1
+			ops = append(ops, store.Put(c, store.IfAbsent, 0))
+		}
+		settledAt := -1
+		if u.settled != nil {
+			settledAt = len(ops)
+			ops = append(ops, store.Check(*u.settled, store.IfAbsent, 0))
+		}
+		if u.count != "" {
+			ops = append(ops, records.CountOp(u.count, 1))
 		}
 		err := st.Transact(ctx, ops...)
-		switch {
-		case store.FailedOp(err) == 0:
+		switch i := store.FailedOp(err); {
+		case i == 0: // loaded before
 			sum.Skipped++
 			return nil
+		case i == 1 || (i >= 0 && i == settledAt):
+			// Present without a marker (loaded before markers were kept),
+			// or settled by its parent: mark it as loaded, as it is.
+			sum.Skipped++
+			return st.Transact(ctx, markerOp(u.item.Key()))
+		case i >= 2 && i < 2+len(u.with):
+			// A companion is there without its record (a partial load
+			// before markers were kept): the record alone.
+			u.with = nil
+			return write(u)
 		case err != nil:
 			return err
 		}
 		sum.Written++
 		return nil
 	}
+	put := func(it store.Item, partition string) error { return write(unit{item: it, count: partition}) }
 	if err := put(store.Item{PK: auth.ShopKey.PK, SK: auth.ShopKey.SK, Data: records.Encode(f.Shop)}, ""); err != nil {
 		return nil, sum, err
 	}
 	for _, a := range f.Apps {
+		// The token goes only with the app record, which uninstall keeps:
+		// an uninstalled app is never given its token back.
 		app := admin.App{ID: a.ID, Name: a.Name, TokenHash: auth.HashToken(a.AccessToken), SharedSecret: a.SharedSecret, Scopes: a.Scopes, RateLimit: a.RateLimit}
 		data := records.Encode(app)
 		tk, ak := auth.TokenKey(app.TokenHash), auth.AppKey(app.ID)
-		if err := put(store.Item{PK: tk.PK, SK: tk.SK, Data: data}, ""); err != nil {
-			return nil, sum, err
-		}
-		if err := put(store.Item{PK: ak.PK, SK: ak.SK, Data: data}, "app"); err != nil {
+		if err := write(unit{item: store.Item{PK: ak.PK, SK: ak.SK, Data: data}, count: "app",
+			with: []store.Item{{PK: tk.PK, SK: tk.SK, Data: data}}}); err != nil {
 			return nil, sum, err
 		}
 	}
@@ -369,10 +414,17 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		return nil
 	}
 	// Every shop starts with the custom collection frontpage (§2.6): its
-	// item, handle claim and count in one transaction, skipped whole once written.
-	switch err := st.Transact(ctx, collection.FrontpageOps(admin.Now())...); {
-	case store.FailedOp(err) >= 0:
+	// item, handle claim, count and marker in one transaction, skipped whole
+	// once written (and not written again once deleted).
+	frontpage := collection.FrontpageOps(admin.Now())
+	switch err := st.Transact(ctx, append([]store.Op{markerOp(frontpage[0].TargetKey())}, frontpage...)...); {
+	case store.FailedOp(err) == 0:
 		sum.Skipped++
+	case store.FailedOp(err) > 0: // there (or its handle taken) from before markers: mark it
+		sum.Skipped++
+		if err := st.Transact(ctx, markerOp(frontpage[0].TargetKey())); err != nil {
+			return nil, sum, err
+		}
 	case err != nil:
 		return nil, sum, err
 	default:
@@ -392,9 +444,13 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 		pid, _ := p.id()
 		variants, _ := productVariants(p)
+		// The variants go before their order, each only while the order
+		// is absent: a variant deleted since, or added to the file after
+		// the product was loaded, is never written outside the order.
 		var order catalog.Order
+		orderKey := catalog.OrderKey(pid)
 		for i := range variants {
-			if err := put(variants[i].Item(1), VariantPartition); err != nil {
+			if err := write(unit{item: variants[i].Item(1), count: VariantPartition, settled: &orderKey}); err != nil {
 				return nil, sum, err
 			}
 			order.IDs = append(order.IDs, variants[i].ID)
@@ -423,6 +479,14 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 	}
 	return f, sum, nil
+}
+
+// unit is one record a load writes once.
+type unit struct {
+	item    store.Item
+	count   string       // the counted partition it adds one to ("" for none)
+	with    []store.Item // written with it when absent, never on their own (an app's token)
+	settled *store.Key   // when this item exists, the record is no longer written (a variant's order)
 }
 
 type childSpec struct {

@@ -310,7 +310,11 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, imageOps...)
 		ops = append(ops, events.Ops(events.New(h.IDs, rec.Subject(), events.Create, "", app.Name))...)
-		return append(ops, delivery.Notify(h.IDs, TopicCreate, resource, presented(&rec.SmartCollection, shop))...), nil
+		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicCreate, resource, presented(&rec.SmartCollection, shop))
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, nops...), nil
 	})
 	if err != nil {
 		return err
@@ -381,7 +385,11 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, fileOps...)
 		ops = append(ops, events.Ops(events.New(h.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
-		return append(ops, delivery.Notify(h.IDs, TopicUpdate, resource, presented(&rec.SmartCollection, shop))...), nil
+		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicUpdate, resource, presented(&rec.SmartCollection, shop))
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, nops...), nil
 	})
 	if claimAt > 0 && store.FailedOp(err) == claimAt {
 		return admin.Invalid("handle", admin.MsgTaken)
@@ -425,7 +433,11 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			store.Delete(rulesKey(id), store.Always, 0),
 		}
 		ops = append(ops, events.Ops(events.New(h.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
-		return append(ops, delivery.Notify(h.IDs, TopicDelete, resource, presented(&rec.SmartCollection, shop))...), nil
+		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicDelete, resource, presented(&rec.SmartCollection, shop))
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, nops...), nil
 	})
 	if err != nil {
 		return err

@@ -196,11 +196,15 @@ func payload(p *catalog.Product, vs []catalog.Variant, loc *time.Location) json.
 // changeOps are the writes every variant change commits with it: the
 // Product update event (by author: the calling app's name, or the
 // fulfillment service's for SetStock) and the products/update notification.
-func (h handler) changeOps(ctx context.Context, p *catalog.Product, vs []catalog.Variant, author string) []store.Op {
+func (h handler) changeOps(ctx context.Context, p *catalog.Product, vs []catalog.Variant, author string) ([]store.Op, error) {
 	shop := admin.ShopFrom(ctx)
 	ops := events.Ops(events.New(h.IDs, subject(p), events.Update, "", author))
-	return append(ops, delivery.Notify(h.IDs, topic, "product", payload(p, vs, shop.Location()),
-		delivery.MetafieldsOf(metafields.OwnerProduct, p.ID))...)
+	nops, err := delivery.Notify(ctx, h.Store, h.IDs, topic, "product", payload(p, vs, shop.Location()),
+		delivery.MetafieldsOf(metafields.OwnerProduct, p.ID))
+	if err != nil {
+		return nil, err
+	}
+	return append(ops, nops...), nil
 }
 
 // origin says who makes a change through modify.
@@ -405,7 +409,11 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 			records.CountOp(catalog.VariantPartition, 1),
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)...)
+		cops, err := h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, cops...)
 		ops = append(ops, stockJob(h.IDs, &v)...)
 		err = records.Transact(ctx, h.Store, ops...)
 		if err == nil {
@@ -488,7 +496,11 @@ func (h handler) adjust(ctx context.Context, id int64, in *input) (catalog.Varia
 		}
 	}
 	ops := []store.Op{store.Add(catalog.VariantKey(id), store.IfPresent, map[string]int64{catalog.InventoryNum: delta})}
-	ops = append(ops, h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)...)
+	cops, err := h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)
+	if err != nil {
+		return v, err
+	}
+	ops = append(ops, cops...)
 	ops = append(ops, stockJob(h.IDs, &v)...)
 	err = records.Transact(ctx, h.Store, ops...)
 	if store.FailedOp(err) == 0 {
@@ -592,7 +604,11 @@ func (h handler) modify(ctx context.Context, id int64, in *input, o origin) (cat
 			return v, false, err
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, h.changeOps(ctx, p, vs, o.author)...)
+		cops, err := h.changeOps(ctx, p, vs, o.author)
+		if err != nil {
+			return v, false, err
+		}
+		ops = append(ops, cops...)
 		if !o.provider {
 			ops = append(ops, stockJob(h.IDs, &v)...)
 		}
@@ -657,7 +673,11 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			release(&v),
 			records.CountOp(catalog.VariantPartition, -1),
 		}
-		ops = append(ops, h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)...)
+		cops, err := h.changeOps(ctx, p, vs, admin.AppFrom(ctx).Name)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, cops...)
 		err = records.Transact(ctx, h.Store, ops...)
 		if err == nil {
 			break

@@ -152,7 +152,11 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	wh.CreatedAt = admin.Now()
 	wh.UpdatedAt = wh.CreatedAt
-	_, err := records.Create(ctx, h.Store, h.IDs, func(id int64) ([]store.Op, error) {
+	var err error
+	if wh.Subscribed, err = tick(ctx, h.Store, wh.Topic); err != nil {
+		return err
+	}
+	_, err = records.Create(ctx, h.Store, h.IDs, func(id int64) ([]store.Op, error) {
 		wh.ID = id
 		return []store.Op{
 			store.Put(wh.item(1), store.IfAbsent, 0),
@@ -187,9 +191,14 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		if wh, err = decode(it); err != nil {
 			return nil, err
 		}
-		oldGuard := guardKey(wh.AppID, wh.Topic, wh.Address)
+		oldGuard, oldTopic := guardKey(wh.AppID, wh.Topic, wh.Address), wh.Topic
 		if err := in.apply(&wh, false, h.Outbound.Refuses); err != nil {
 			return nil, err
+		}
+		if wh.Topic != oldTopic { // a new subscription: changes of the new topic from now on
+			if wh.Subscribed, err = tick(ctx, h.Store, wh.Topic); err != nil {
+				return nil, err
+			}
 		}
 		wh.UpdatedAt = admin.Now()
 		ops := []store.Op{records.PutNext(wh.item(it.Version))}

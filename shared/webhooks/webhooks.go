@@ -8,9 +8,22 @@
 //	  GSI2                   webhook#app#<app id>#address#<address> / id   (address filter)
 //	topic+address guard      webhook#guard#<app id> / <topic>\n<address>   (same transaction)
 //	count shards             count#webhook#app#<app id>
+//	subscription clock       webhook#clock / <topic>   (n_n: one tick per subscription to the topic)
 //
-// The record stores the owning app id (app_id) for the dispatcher; responses
-// never show it.
+// The record stores the owning app id (app_id) and the tick of its
+// subscription to its topic (subscribed) for the dispatcher; responses never
+// show them.
+//
+// A notification goes only to the webhooks that were subscribed when its
+// change committed. A subscription (create, or an update moving a webhook
+// to another topic) first ticks the topic's clock and stores the tick it
+// got; a change firing the topic reads the clock before its transaction and
+// stores the value in its notification (delivery.Notify); the fan-out skips
+// the webhooks whose tick is above it. The clock is read and ticked
+// strongly consistently, so a webhook created after a change returned never
+// gets it, and one whose create returned before the change began is never
+// skipped; for a create and a change that overlap in time either outcome
+// is possible (a change reading the clock just before the tick is not sent).
 package webhooks
 
 import (
@@ -82,12 +95,17 @@ type Webhook struct {
 	CreatedAt           admin.Time `json:"created_at"`
 	UpdatedAt           admin.Time `json:"updated_at"`
 	AppID               int64      `json:"-"`
+	// Subscribed is the tick of the topic's subscription clock taken when
+	// the webhook subscribed to Topic (0: before clocks existed). It is
+	// stored (as subscribed) but never part of a response.
+	Subscribed int64 `json:"-"`
 }
 
-// stored is the item's JSON: the webhook plus its app.
+// stored is the item's JSON: the webhook plus its app and subscription tick.
 type stored struct {
 	Webhook
-	AppID int64 `json:"app_id"`
+	AppID      int64 `json:"app_id"`
+	Subscribed int64 `json:"subscribed,omitempty"`
 }
 
 // decode reads a webhook item, AppID included.
@@ -97,7 +115,7 @@ func decode(it *store.Item) (Webhook, error) {
 		return Webhook{}, err
 	}
 	w := s.Webhook
-	w.AppID = s.AppID
+	w.AppID, w.Subscribed = s.AppID, s.Subscribed
 	w.normalize()
 	return w, nil
 }
@@ -144,9 +162,45 @@ func (w *Webhook) item(version int64) store.Item {
 		GSI1PK: TopicPartition(w.Topic), GSI1SK: records.IDSK(w.ID),
 		GSI2PK: addressIndexKey(w.AppID, w.Address), GSI2SK: records.IDSK(w.ID),
 		Version: version,
-		Data:    records.Encode(stored{Webhook: *w, AppID: w.AppID}),
+		Data:    records.Encode(stored{Webhook: *w, AppID: w.AppID, Subscribed: w.Subscribed}),
 	}
 }
+
+// clockKey addresses a topic's subscription clock.
+func clockKey(topic string) store.Key { return store.Key{PK: "webhook#clock", SK: topic} }
+
+const clockNum = "n"
+
+// Clock reads a topic's subscription clock: the last tick a subscription to
+// the topic took (0 before the first). A change firing the topic reads it
+// before it commits; the webhooks subscribed since have larger ticks. One
+// GetItem.
+func Clock(ctx context.Context, st store.Store, topic string) (int64, error) {
+	it, err := st.Get(ctx, clockKey(topic))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return it.Nums[clockNum], nil
+}
+
+// tick advances a topic's subscription clock and returns the new value:
+// a webhook subscribing to the topic stores it (before its own write, so
+// every change that reads the clock after this sees a value at least as
+// large). A tick whose webhook is never written is only a skipped value.
+func tick(ctx context.Context, st store.Store, topic string) (int64, error) {
+	it, err := st.Add(ctx, clockKey(topic), store.Always, map[string]int64{clockNum: 1})
+	if err != nil {
+		return 0, err
+	}
+	return it.Nums[clockNum], nil
+}
+
+// SubscribedBy reports whether a webhook was subscribed to its topic when a
+// change that read the topic's clock as clock committed.
+func (w *Webhook) SubscribedBy(clock int64) bool { return w.Subscribed <= clock }
 
 // input is the writable part; pointers tell absent from given.
 type input struct {

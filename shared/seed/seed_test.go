@@ -1,0 +1,87 @@
+package seed_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// A load only ever adds what was never there: after an app is uninstalled,
+// a seeded variant deleted and the frontpage collection deleted, loading
+// the same seed again (a restart of the local runner, infra/import run
+// again) brings none of them back and writes nothing.
+func TestReloadBringsNothingBack(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		const variants = "/com/products/632910392/variants"
+		const frontpage = "/com/custom_collections/1099511627775.json"
+		e.Do("DELETE", variants+"/808950810.json", nil).Expect(t, 200)
+		e.Do("DELETE", frontpage, nil).Expect(t, 200)
+		left := e.Do("GET", variants+"/count.json", nil).Expect(t, 200).JSON(t)["count"]
+		collections := e.Do("GET", "/com/custom_collections/count.json", nil).Expect(t, 200).JSON(t)["count"]
+		e.DoAs(apitest.ReadOnlyToken, "DELETE", "/admin/api_permissions/current.json", nil).Expect(t, 200)
+		e.DoAs(apitest.ReadOnlyToken, "GET", "/admin/webhooks.json", nil).Expect(t, 401)
+
+		for range 2 {
+			_, sum, err := seed.Load(context.Background(), e.Deps.Store, seed.Demo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.DoAs(apitest.ReadOnlyToken, "GET", "/admin/webhooks.json", nil).Expect(t, 401)
+			e.DoAs(apitest.ReadOnlyToken, "GET", "/web/pages.json", nil).Expect(t, 401)
+			e.Do("GET", "/com/variants/808950810.json", nil).Expect(t, 404)
+			if n := e.Do("GET", variants+"/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != left {
+				t.Fatalf("%v variants after the reload, %v before", n, left)
+			}
+			if n := len(e.Do("GET", variants+".json", nil).Expect(t, 200).List(t, "variants")); float64(n) != left {
+				t.Fatalf("%d variants listed after the reload, %v counted", n, left)
+			}
+			e.Do("GET", frontpage, nil).Expect(t, 404)
+			if n := e.Do("GET", "/com/custom_collections/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != collections {
+				t.Fatalf("%v collections after the reload, %v before", n, collections)
+			}
+			e.Do("GET", "/admin/webhooks.json", nil).Expect(t, 200) // the other app is untouched
+			if sum.Written != 0 {
+				t.Fatalf("the reload wrote %d records", sum.Written)
+			}
+		}
+	}, api.Webhooks, api.Variants, api.Collections, api.Pages)
+}
+
+// A store loaded before markers were kept gets them on its next load, and
+// even then an uninstalled app's token and a deleted seeded variant stay
+// gone: the token goes only with its app record (which uninstall keeps),
+// a variant only while its product's variant order is absent.
+func TestReloadOfAStoreLoadedBeforeMarkers(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		ctx := context.Background()
+		markers, _, err := e.Deps.Store.Query(ctx, store.Query{PK: seed.MarkerPartition})
+		if err != nil || len(markers) == 0 {
+			t.Fatalf("no markers after a load (%v)", err)
+		}
+		for _, m := range markers {
+			if err := e.Deps.Store.Transact(ctx, store.Delete(m.Key(), store.Always, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Do("DELETE", "/com/products/632910392/variants/808950810.json", nil).Expect(t, 200)
+		e.DoAs(apitest.ReadOnlyToken, "DELETE", "/admin/api_permissions/current.json", nil).Expect(t, 200)
+
+		_, sum, err := seed.Load(ctx, e.Deps.Store, seed.Demo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.DoAs(apitest.ReadOnlyToken, "GET", "/admin/webhooks.json", nil).Expect(t, 401)
+		e.Do("GET", "/com/variants/808950810.json", nil).Expect(t, 404)
+		if sum.Written != 0 {
+			t.Fatalf("the load wrote %d records", sum.Written)
+		}
+		again, _, err := e.Deps.Store.Query(ctx, store.Query{PK: seed.MarkerPartition})
+		if err != nil || len(again) != len(markers) {
+			t.Fatalf("%d markers after the load, %d before (%v)", len(again), len(markers), err)
+		}
+	}, api.Webhooks, api.Variants)
+}
