@@ -18,10 +18,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -273,3 +276,28 @@ func (m *memStore) Add(ctx context.Context, k store.Key, c store.Cond, deltas ma
 }
 
 func (m *memStore) Close() error { return nil }
+
+// BenchmarkRedirectGetRateLimited is BenchmarkRedirectGet with the call
+// limit on, so that the difference is the limiter's cost: memory is the
+// local runner's (a map under a mutex), shared the Lambdas' (one
+// conditional write of the app's bucket item per call). The clock moves a
+// second per call, so the bucket never fills and every call is let through.
+func BenchmarkRedirectGetRateLimited(b *testing.B) {
+	for _, mode := range []string{"memory", "shared"} {
+		b.Run(mode, func(b *testing.B) {
+			st := apitest.OpenEmbedded(b)
+			e := apitest.New(b, st, api.Redirects)
+			path := createRedirect(b, e, "/bench-get")
+			var tick atomic.Int64
+			tick.Store(time.Now().UnixNano())
+			now := func() time.Time { return time.Unix(0, tick.Add(int64(time.Second))) }
+			d := *e.Deps
+			if mode == "memory" {
+				d.Limiter = &ratelimit.Memory{Now: now}
+			} else {
+				d.Limiter = &ratelimit.Shared{Store: st, Now: now}
+			}
+			benchGet(b, api.Handler(&d, api.Redirects), path)
+		})
+	}
+}
