@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Application error codes. The HTTP layer maps each to one status in a
@@ -113,3 +114,41 @@ const (
 	MsgURIInvalid  = "URI is invalid"
 	MsgHTTPSNeeded = "Source must be secure (HTTPS)"
 )
+
+// TooLong is the message of a text longer than max characters.
+func TooLong(max int) string { return TooMany(max, "characters") }
+
+// TooShort is the message of a text shorter than min characters.
+func TooShort(min int) string { return fmt.Sprintf("is too short (minimum is %d characters)", min) }
+
+// TooMany is the message of a value over max of unit ("tags", "rules", "KB").
+func TooMany(max int, unit string) string {
+	return fmt.Sprintf("is too long (maximum is %d %s)", max, unit)
+}
+
+// RequiredText validates a text field that a create must carry and an
+// update may change: nil on update leaves dst as it is; blank is
+// `can't be blank`; over max characters `is too long`; otherwise dst
+// takes the trimmed text.
+func (v *Validation) RequiredText(field string, in *string, create bool, max int, dst *string) {
+	if in == nil && !create {
+		return
+	}
+	t := ""
+	if in != nil {
+		t = strings.TrimSpace(*in)
+	}
+	switch {
+	case t == "":
+		v.Add(field, MsgBlank)
+	case utf8.RuneCountInString(t) > max:
+		v.Add(field, TooLong(max))
+	default:
+		*dst = t
+	}
+}
+
+// BadParam is the 400 of a query parameter that cannot be used.
+func BadParam(name, msg string) error {
+	return &Error{Code: EBADREQUEST, Fields: map[string][]string{name: {msg}}}
+}

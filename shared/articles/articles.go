@@ -19,6 +19,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -158,17 +158,17 @@ func sortNames(s []string) {
 }
 
 type input struct {
-	Title          *string                  `json:"title"`
-	Handle         *string                  `json:"handle"`
-	Author         *string                  `json:"author"`
-	BodyHTML       *string                  `json:"body_html"`
-	SummaryHTML    *string                  `json:"summary_html"`
-	Tags           *string                  `json:"tags"`
-	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
-	Published      *bool                    `json:"published"`
-	PublishedAt    json.RawMessage          `json:"published_at"`
-	Image          json.RawMessage          `json:"image"`
-	Metafields     []metafields.Input       `json:"metafields"`
+	Title          *string                `json:"title"`
+	Handle         *string                `json:"handle"`
+	Author         *string                `json:"author"`
+	BodyHTML       *string                `json:"body_html"`
+	SummaryHTML    *string                `json:"summary_html"`
+	Tags           *string                `json:"tags"`
+	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
+	Published      *bool                  `json:"published"`
+	PublishedAt    json.RawMessage        `json:"published_at"`
+	Image          json.RawMessage        `json:"image"`
+	Metafields     []metafields.Input     `json:"metafields"`
 }
 
 // publish is what the input says about the published state, for publishing.Apply.
@@ -181,20 +181,7 @@ type publish struct {
 // handle claims, which need the store or the network).
 func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, images.Change, error) {
 	var v admin.Validation
-	if in.Title != nil || create {
-		t := ""
-		if in.Title != nil {
-			t = strings.TrimSpace(*in.Title)
-		}
-		switch {
-		case t == "":
-			v.Add("title", admin.MsgBlank)
-		case utf8.RuneCountInString(t) > maxTitle:
-			v.Add("title", "is too long (maximum is 255 characters)")
-		default:
-			a.Title = t
-		}
-	}
+	v.RequiredText("title", in.Title, create, maxTitle, &a.Title)
 	if in.Handle != nil && !handles.Valid(*in.Handle) {
 		v.Add("handle", admin.MsgInvalid)
 	}
@@ -203,21 +190,21 @@ func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, im
 		case s == "" && !create:
 			v.Add("author", admin.MsgBlank)
 		case utf8.RuneCountInString(s) > maxAuthor:
-			v.Add("author", "is too long (maximum is 255 characters)")
+			v.Add("author", admin.TooLong(255))
 		case s != "":
 			a.Author = s
 		}
 	}
 	if in.BodyHTML != nil {
 		if len(*in.BodyHTML) > maxBody {
-			v.Add("body_html", "is too long (maximum is 256 KB)")
+			v.Add("body_html", admin.TooMany(256, "KB"))
 		}
 		a.BodyHTML = *in.BodyHTML
 	}
 	if in.SummaryHTML != nil {
 		switch {
 		case len(*in.SummaryHTML) > maxSummary:
-			v.Add("summary_html", "is too long (maximum is 64 KB)")
+			v.Add("summary_html", admin.TooMany(64, "KB"))
 		case strings.TrimSpace(*in.SummaryHTML) == "":
 			a.SummaryHTML = nil
 		default:
@@ -234,11 +221,11 @@ func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, im
 			}
 		}
 		if len(tags) > maxTags {
-			v.Add("tags", "is too long (maximum is 40 tags)")
+			v.Add("tags", admin.TooMany(40, "tags"))
 		}
 		a.Tags = strings.Join(tags, ", ")
 	}
-	httpapi.SetText(&a.TemplateSuffix, in.TemplateSuffix)
+	admin.SetText(&a.TemplateSuffix, in.TemplateSuffix)
 	pub := publish{published: in.Published}
 	if raw := strings.TrimSpace(string(in.PublishedAt)); raw != "" {
 		var s string
@@ -274,7 +261,7 @@ var textLayouts = []string{time.UnixDate, time.RubyDate, time.RFC1123, time.RFC1
 // abbreviation must be UTC, GMT or one of the shop's zone; any other would
 // silently be read as UTC, so it is refused.
 func ParsePublishedAt(s string, loc *time.Location) (time.Time, bool) {
-	if t, ok := httpapi.ParseTime(s, loc); ok {
+	if t, ok := dates.Parse(s, loc); ok {
 		return t, !t.IsZero()
 	}
 	s = strings.Join(strings.Fields(s), " ")
@@ -347,21 +334,12 @@ var errTooManyChanges = admin.Invalid("base", "too many changes for one request:
 func names(ctx context.Context, st store.Store, partition string) ([]string, map[string]int64, error) {
 	var out []string
 	counts := map[string]int64{}
-	q := store.Query{PK: partition}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, nil, err
+	err := records.Each(ctx, st, store.Query{PK: partition}, func(it *store.Item) error {
+		if n := it.Nums["n"]; n > 0 {
+			out = append(out, it.SK)
+			counts[it.SK] = n
 		}
-		for i := range items {
-			if n := items[i].Nums["n"]; n > 0 {
-				out = append(out, items[i].SK)
-				counts[items[i].SK] = n
-			}
-		}
-		if next == "" {
-			return out, counts, nil
-		}
-		q.Cursor = next
-	}
+		return nil
+	})
+	return out, counts, err
 }

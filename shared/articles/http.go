@@ -27,15 +27,14 @@ type handler struct{ *platform.Deps }
 func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{d}
 	s := admin.ScopeContent
-	const base = "/web/blogs/{blog_id}/articles"
 	return []httpapi.Route{
-		{Method: "GET", Path: base + ".json", Scope: s, Handler: h.list},
-		{Method: "GET", Path: base + "/count.json", Scope: s, Handler: h.count},
-		{Method: "GET", Path: base + "/tags.json", Scope: s, Handler: h.tags},
-		{Method: "GET", Path: base + "/{id}.json", Scope: s, Handler: h.get},
-		{Method: "POST", Path: base + ".json", Scope: s, Handler: h.create, MaxBody: images.MaxBody},
-		{Method: "PUT", Path: base + "/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
-		{Method: "DELETE", Path: base + "/{id}.json", Scope: s, Handler: h.delete},
+		{Method: "GET", Path: "/web/blogs/{blog_id}/articles.json", Scope: s, Handler: h.list},
+		{Method: "GET", Path: "/web/blogs/{blog_id}/articles/count.json", Scope: s, Handler: h.count},
+		{Method: "GET", Path: "/web/blogs/{blog_id}/articles/tags.json", Scope: s, Handler: h.tags},
+		{Method: "GET", Path: "/web/blogs/{blog_id}/articles/{id}.json", Scope: s, Handler: h.get},
+		{Method: "POST", Path: "/web/blogs/{blog_id}/articles.json", Scope: s, Handler: h.create, MaxBody: images.MaxBody},
+		{Method: "PUT", Path: "/web/blogs/{blog_id}/articles/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
+		{Method: "DELETE", Path: "/web/blogs/{blog_id}/articles/{id}.json", Scope: s, Handler: h.delete},
 		{Method: "GET", Path: "/web/articles/authors.json", Scope: s, Handler: h.authors},
 	}
 }
@@ -432,7 +431,7 @@ func (h handler) tags(w http.ResponseWriter, r *http.Request) error {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > httpapi.MaxLimit {
-			return httpapi.BadParam("limit", "must be an integer between 1 and 250")
+			return admin.BadParam("limit", "must be an integer between 1 and 250")
 		}
 		limit = n
 	}
@@ -442,7 +441,7 @@ func (h handler) tags(w http.ResponseWriter, r *http.Request) error {
 	case "1", "true":
 		popular = true
 	default:
-		return httpapi.BadParam("popular", "must be 1 or 0")
+		return admin.BadParam("popular", "must be 1 or 0")
 	}
 	list, counts, err := names(r.Context(), h.Store, tagPartition(blog.ID))
 	if err != nil {

@@ -4,17 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/httpapi"
-	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -270,126 +266,18 @@ func (h handler) get(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteOne(w, http.StatusOK, wrapper, &c, httpapi.ParseFields(r.URL.Query()))
 }
 
-type input struct {
-	ProductID    *int64 `json:"product_id"`
-	CollectionID *int64 `json:"collection_id"`
-}
-
-// maxAttempts bounds the retries of a create that lost its collection's
-// version to concurrent collect writes (each round, one of them wins).
-const maxAttempts = 50
-
-// create links a product to a custom collection at the end of its manual
-// order.
-//
-// Positions come from the collection's collect_seq number: the create reads
-// the collection item (number and version), writes position collect_seq+1,
-// and in the same transaction adds 1 to collect_seq and products_count on
-// the condition that the collection's version is still the one read. Two
-// concurrent creates that read the same collect_seq cannot both commit (the
-// first bumps the version), and the loser reads again and takes the next
-// position; so positions are distinct and, unlike a counter bumped outside
-// the transaction, a create that fails (a duplicate) uses none up. The
-// guard in the same transaction makes a concurrent second link of the same
-// product fail, whichever commits first.
+// create links a product to a custom collection (Link).
 func (h handler) create(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	var v admin.Validation
-	if in.ProductID == nil || *in.ProductID <= 0 {
-		v.Add("product", admin.MsgBlank)
-	}
-	if in.CollectionID == nil || *in.CollectionID <= 0 {
-		v.Add("collection", admin.MsgBlank)
-	}
-	if err := v.Err(); err != nil {
+	c, err := Link(r.Context(), h.Store, h.IDs, in)
+	if err != nil {
 		return err
 	}
-	pid, cid := *in.ProductID, *in.CollectionID
-	coll, err := h.readCollection(ctx, cid)
-	switch {
-	case admin.ErrorCode(err) == admin.ENOTFOUND:
-		if _, err := h.Store.Get(ctx, collection.SmartKey(cid)); err == nil {
-			return errSmart
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		v.Add("collection", MsgUnknown)
-	case err != nil:
-		return err
-	}
-	if pid > ids.Max {
-		v.Add("product", MsgUnknown)
-	} else if _, err := catalog.GetProduct(ctx, h.Store, pid); admin.ErrorCode(err) == admin.ENOTFOUND {
-		v.Add("product", MsgUnknown)
-	} else if err != nil {
-		return err
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	now := admin.Now()
-	for attempt := 1; ; attempt++ {
-		c := New(h.IDs.Next(), cid, pid, coll.Nums[collection.CollectSeq]+1, now)
-		const collectAt, guardAt, collectionAt = 0, 1, 3
-		ops := append(LinkOps(&c), store.Op{
-			Kind: store.OpAdd, Key: coll.Key(), Cond: store.IfVersion, Version: coll.Version,
-			Deltas: map[string]int64{collection.ProductsCount: 1, collection.CollectSeq: 1},
-		})
-		err := records.Transact(ctx, h.Store, ops...)
-		switch store.FailedOp(err) {
-		case -1:
-			if err != nil {
-				return err
-			}
-			present(&c, admin.ShopFrom(ctx))
-			return httpapi.WriteOne(w, http.StatusCreated, wrapper, &c, nil)
-		case guardAt:
-			return admin.Invalid("product_id", MsgDuplicate)
-		case collectAt: // another process drew the same id: draw again
-		case collectionAt:
-			// Another write to the collection came first: read it again.
-			if err := backoff(ctx, attempt); err != nil {
-				return err
-			}
-			if coll, err = h.readCollection(ctx, cid); admin.ErrorCode(err) == admin.ENOTFOUND {
-				return admin.Invalid("collection", MsgUnknown) // deleted meanwhile
-			} else if err != nil {
-				return err
-			}
-		default:
-			return err
-		}
-		if attempt >= maxAttempts {
-			return err
-		}
-	}
-}
-
-func (h handler) readCollection(ctx context.Context, id int64) (store.Item, error) {
-	if id > ids.Max {
-		return store.Item{}, admin.NotFound
-	}
-	it, err := h.Store.Get(ctx, collection.Key(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return it, admin.NotFound
-	}
-	return it, err
-}
-
-// backoff waits a little before retry attempt (1-based), with full jitter,
-// so that many concurrent creates do not retry in lockstep.
-func backoff(ctx context.Context, attempt int) error {
-	d := min(2*time.Millisecond<<min(attempt, 10), 200*time.Millisecond)
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(rand.N(d)):
-		return nil
-	}
+	present(&c, admin.ShopFrom(r.Context()))
+	return httpapi.WriteOne(w, http.StatusCreated, wrapper, &c, nil)
 }
 
 // delete removes the collect and decrements its collection's products_count

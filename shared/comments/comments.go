@@ -10,6 +10,7 @@ package comments
 import (
 	"context"
 	"encoding/json"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net"
 	"net/http"
 	"net/netip"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -146,7 +146,7 @@ func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.L
 		case a == "":
 			v.Add("author", admin.MsgBlank)
 		case utf8.RuneCountInString(a) > maxAuthor:
-			v.Add("author", "is too long (maximum is 255 characters)")
+			v.Add("author", admin.TooLong(255))
 		default:
 			c.Author = a
 		}
@@ -157,7 +157,7 @@ func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.L
 		case strings.TrimSpace(b) == "":
 			v.Add("body", admin.MsgBlank)
 		case utf8.RuneCountInString(b) > maxBody:
-			v.Add("body", "is too long (maximum is 20000 characters)")
+			v.Add("body", admin.TooLong(20000))
 		default:
 			c.Body, c.BodyHTML = b, textile.Render(b)
 		}
@@ -174,7 +174,7 @@ func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.L
 		var s string
 		if err := json.Unmarshal(in.PublishedAt, &s); err != nil || in.PublishedAt[0] != '"' {
 			v.Add("published_at", admin.MsgInvalid)
-		} else if t, ok := httpapi.ParseTime(s, loc); !ok {
+		} else if t, ok := dates.Parse(s, loc); !ok {
 			v.Add("published_at", admin.MsgInvalid)
 		} else {
 			return admin.Time{Time: t.UTC().Truncate(time.Second)}, true
@@ -255,6 +255,17 @@ type action struct {
 	from []string // nil: any state
 	to   string
 	desc string // the states of from, for the error message
+}
+
+// actionNamed returns the moderation action of a route; every route names
+// one of actions.
+func actionNamed(name string) *action {
+	for i := range actions {
+		if actions[i].name == name {
+			return &actions[i]
+		}
+	}
+	panic("comments: no action " + name)
 }
 
 var actions = []action{

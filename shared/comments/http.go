@@ -2,6 +2,7 @@ package comments
 
 import (
 	"errors"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -22,21 +23,22 @@ type handler struct{ *platform.Deps }
 func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{d}
 	s := admin.ScopeContent
-	routes := []httpapi.Route{
+	act := func(name string) httpapi.HandlerFunc {
+		a := actionNamed(name)
+		return func(w http.ResponseWriter, r *http.Request) error { return h.act(w, r, a) }
+	}
+	return []httpapi.Route{
 		{Method: "GET", Path: "/web/comments.json", Scope: s, Handler: h.list},
 		{Method: "GET", Path: "/web/comments/count.json", Scope: s, Handler: h.count},
 		{Method: "GET", Path: "/web/comments/{id}.json", Scope: s, Handler: h.get},
 		{Method: "POST", Path: "/web/comments.json", Scope: s, Handler: h.create},
 		{Method: "PUT", Path: "/web/comments/{id}.json", Scope: s, Handler: h.update},
+		{Method: "POST", Path: "/web/comments/{id}/approve.json", Scope: s, Handler: act("approve")},
+		{Method: "POST", Path: "/web/comments/{id}/spam.json", Scope: s, Handler: act("spam")},
+		{Method: "POST", Path: "/web/comments/{id}/not_spam.json", Scope: s, Handler: act("not_spam")},
+		{Method: "POST", Path: "/web/comments/{id}/remove.json", Scope: s, Handler: act("remove")},
+		{Method: "POST", Path: "/web/comments/{id}/restore.json", Scope: s, Handler: act("restore")},
 	}
-	for i := range actions {
-		a := &actions[i]
-		routes = append(routes, httpapi.Route{
-			Method: "POST", Path: "/web/comments/{id}/" + a.name + ".json", Scope: s,
-			Handler: func(w http.ResponseWriter, r *http.Request) error { return h.act(w, r, a) },
-		})
-	}
-	return routes
 }
 
 const wrapper, plural = "comment", "comments"
@@ -44,7 +46,7 @@ const wrapper, plural = "comment", "comments"
 // filter is the list and count filters of §4.9.
 type filter struct {
 	articleID, blogID             int64
-	created, updated, publishedAt httpapi.Range
+	created, updated, publishedAt dates.Range
 	published                     publishing.Status
 	status                        string
 }
@@ -59,18 +61,18 @@ func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 		return f, err
 	}
 	loc := shop.Location()
-	if f.created, err = httpapi.ParseRange(q, "created_at", loc); err != nil {
+	if f.created, err = dates.ParseRange(q, "created_at", loc); err != nil {
 		return f, err
 	}
-	if f.updated, err = httpapi.ParseRange(q, "updated_at", loc); err != nil {
+	if f.updated, err = dates.ParseRange(q, "updated_at", loc); err != nil {
 		return f, err
 	}
-	if f.publishedAt, err = httpapi.ParseRange(q, "published_at", loc); err != nil {
+	if f.publishedAt, err = dates.ParseRange(q, "published_at", loc); err != nil {
 		return f, err
 	}
 	var ok bool
 	if f.published, ok = publishing.ParseStatus(q.Get("published_status")); !ok {
-		return f, httpapi.BadParam("published_status", "must be published, unpublished or any")
+		return f, admin.BadParam("published_status", "must be published, unpublished or any")
 	}
 	if f.status = q.Get("status"); f.status != "" {
 		ok = false
@@ -78,7 +80,7 @@ func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 			ok = ok || s == f.status
 		}
 		if !ok {
-			return f, httpapi.BadParam("status", "must be pending, published, unapproved, spam or removed")
+			return f, admin.BadParam("status", "must be pending, published, unapproved, spam or removed")
 		}
 	}
 	return f, nil
@@ -260,7 +262,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	if in.UserAgent != nil {
 		if ua := strings.TrimSpace(*in.UserAgent); len([]rune(ua)) > maxUserAgent {
-			v.Add("user_agent", "is too long (maximum is 1000 characters)")
+			v.Add("user_agent", admin.TooLong(1000))
 		} else if ua != "" {
 			c.UserAgent = &ua
 		}

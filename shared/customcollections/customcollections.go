@@ -16,14 +16,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
@@ -42,15 +40,15 @@ const (
 )
 
 type input struct {
-	Title          *string                  `json:"title"`
-	Handle         *string                  `json:"handle"`
-	BodyHTML       httpapi.Optional[string] `json:"body_html"`
-	SortOrder      *string                  `json:"sort_order"`
-	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
-	Published      *bool                    `json:"published"`
-	Image          json.RawMessage          `json:"image"`
-	Collects       []collectInput           `json:"collects"`
-	Metafields     []metafields.Input       `json:"metafields"`
+	Title          *string                `json:"title"`
+	Handle         *string                `json:"handle"`
+	BodyHTML       admin.Optional[string] `json:"body_html"`
+	SortOrder      *string                `json:"sort_order"`
+	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
+	Published      *bool                  `json:"published"`
+	Image          json.RawMessage        `json:"image"`
+	Collects       []collectInput         `json:"collects"`
+	Metafields     []metafields.Input     `json:"metafields"`
 }
 
 type collectInput struct {
@@ -66,20 +64,7 @@ func subject(c *collection.Collection) events.Subject {
 // handle claims and product lookups, which need the store or the network).
 func (in *input) apply(r *collection.Record, create bool) (images.Change, error) {
 	var v admin.Validation
-	if in.Title != nil || create {
-		t := ""
-		if in.Title != nil {
-			t = strings.TrimSpace(*in.Title)
-		}
-		switch {
-		case t == "":
-			v.Add("title", admin.MsgBlank)
-		case utf8.RuneCountInString(t) > maxTitle:
-			v.Add("title", "is too long (maximum is 255 characters)")
-		default:
-			r.Title = t
-		}
-	}
+	v.RequiredText("title", in.Title, create, maxTitle, &r.Title)
 	if in.Handle != nil && !handles.Valid(*in.Handle) {
 		v.Add("handle", admin.MsgInvalid)
 	}
@@ -100,11 +85,11 @@ func (in *input) apply(r *collection.Record, create bool) (images.Change, error)
 			r.SortOrder = *in.SortOrder
 		}
 	}
-	httpapi.SetText(&r.TemplateSuffix, in.TemplateSuffix)
+	admin.SetText(&r.TemplateSuffix, in.TemplateSuffix)
 	img := images.ParseChange(in.Image, &v)
 	if create {
 		if len(in.Collects) > MaxCollects {
-			v.Add("collects", fmt.Sprintf("is too long (maximum is %d products per request)", MaxCollects))
+			v.Add("collects", admin.TooMany(MaxCollects, "products per request"))
 		}
 		for _, c := range in.Collects {
 			if c.ProductID == nil || *c.ProductID <= 0 {

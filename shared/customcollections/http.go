@@ -28,14 +28,13 @@ type handler struct{ *platform.Deps }
 func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{d}
 	s := admin.ScopeProducts
-	const base = "/com/custom_collections"
 	return []httpapi.Route{
-		{Method: "GET", Path: base + ".json", Scope: s, Handler: h.list},
-		{Method: "GET", Path: base + "/count.json", Scope: s, Handler: h.count},
-		{Method: "GET", Path: base + "/{id}.json", Scope: s, Handler: h.get},
-		{Method: "POST", Path: base + ".json", Scope: s, Handler: h.create, MaxBody: images.MaxBody},
-		{Method: "PUT", Path: base + "/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
-		{Method: "DELETE", Path: base + "/{id}.json", Scope: s, Handler: h.delete},
+		{Method: "GET", Path: "/com/custom_collections.json", Scope: s, Handler: h.list},
+		{Method: "GET", Path: "/com/custom_collections/count.json", Scope: s, Handler: h.count},
+		{Method: "GET", Path: "/com/custom_collections/{id}.json", Scope: s, Handler: h.get},
+		{Method: "POST", Path: "/com/custom_collections.json", Scope: s, Handler: h.create, MaxBody: images.MaxBody},
+		{Method: "PUT", Path: "/com/custom_collections/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
+		{Method: "DELETE", Path: "/com/custom_collections/{id}.json", Scope: s, Handler: h.delete},
 	}
 }
 

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,11 +41,11 @@ const wrapper, plural = "event", "events"
 type filter struct {
 	types   []string // subject types, in SubjectTypes order, no duplicates
 	verb    string
-	created httpapi.Range
+	created dates.Range
 }
 
-func parseDates(q url.Values, shop *admin.Shop) (httpapi.Range, error) {
-	r, err := httpapi.ParseRange(q, "created_at", shop.Location())
+func parseDates(q url.Values, shop *admin.Shop) (dates.Range, error) {
+	r, err := dates.ParseRange(q, "created_at", shop.Location())
 	r.Inclusive = true // events: at-or-after, at-or-before (convention 8)
 	return r, err
 }
@@ -63,7 +64,7 @@ func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 				continue
 			}
 			if !slices.Contains(SubjectTypes, name) {
-				return f, httpapi.BadParam("filter", "must be a comma-separated list of "+strings.Join(SubjectTypes, ", "))
+				return f, admin.BadParam("filter", "must be a comma-separated list of "+strings.Join(SubjectTypes, ", "))
 			}
 			want[name] = true
 		}
@@ -77,7 +78,7 @@ func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 }
 
 // matcher checks verb and created_at; nil when neither is given.
-func matcher(verb string, created httpapi.Range) records.Matcher {
+func matcher(verb string, created dates.Range) records.Matcher {
 	if verb == "" && created.Empty() {
 		return nil
 	}

@@ -26,7 +26,6 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/handles"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -114,17 +113,15 @@ func (s *Service) item(version int64) store.Item {
 
 // input is the writable part; pointers and Optionals tell absent from given.
 type input struct {
-	Name                   *string                  `json:"name"`
-	CallbackURL            httpapi.Optional[string] `json:"callback_url"`
-	Format                 *string                  `json:"format"`
-	InventoryManagement    *bool                    `json:"inventory_management"`
-	TrackingSupport        *bool                    `json:"tracking_support"`
-	RequiresShippingMethod *bool                    `json:"requires_shipping_method"`
-	Credential1            httpapi.Optional[string] `json:"credential1"`
-	Credential2            httpapi.Optional[string] `json:"credential2"`
+	Name                   *string                `json:"name"`
+	CallbackURL            admin.Optional[string] `json:"callback_url"`
+	Format                 *string                `json:"format"`
+	InventoryManagement    *bool                  `json:"inventory_management"`
+	TrackingSupport        *bool                  `json:"tracking_support"`
+	RequiresShippingMethod *bool                  `json:"requires_shipping_method"`
+	Credential1            admin.Optional[string] `json:"credential1"`
+	Credential2            admin.Optional[string] `json:"credential2"`
 }
-
-func tooLong(n int) string { return fmt.Sprintf("is too long (maximum is %d characters)", n) }
 
 // apply validates in and merges it into s; create requires name and fills
 // the defaults. The rules that tie fields together are checked on the result.
@@ -139,7 +136,7 @@ func (in *input) apply(s *Service, create bool, refused func(string) bool) error
 		case name == "":
 			v.Add("name", admin.MsgBlank)
 		case utf8.RuneCountInString(name) > maxNameLen:
-			v.Add("name", tooLong(maxNameLen))
+			v.Add("name", admin.TooLong(maxNameLen))
 		default:
 			s.Name, s.ServiceName = name, name
 		}
@@ -150,7 +147,7 @@ func (in *input) apply(s *Service, create bool, refused func(string) bool) error
 		case in.CallbackURL.Null || u == "":
 			s.CallbackURL = nil
 		case len(u) > maxCallbackURLLen:
-			v.Add("callback_url", tooLong(maxCallbackURLLen))
+			v.Add("callback_url", admin.TooLong(maxCallbackURLLen))
 		case !validCallbackURL(u):
 			v.Add("callback_url", admin.MsgInvalid)
 		case refused(u):
@@ -183,14 +180,14 @@ func (in *input) apply(s *Service, create bool, refused func(string) bool) error
 	}
 	if in.Credential1.Set {
 		if c := strings.TrimSpace(in.Credential1.Value); utf8.RuneCountInString(c) > maxCredentialLen {
-			v.Add("credential1", tooLong(maxCredentialLen))
+			v.Add("credential1", admin.TooLong(maxCredentialLen))
 		} else {
-			httpapi.SetText(&s.Credential1, in.Credential1)
+			admin.SetText(&s.Credential1, in.Credential1)
 		}
 	}
 	if in.Credential2.Set {
 		if utf8.RuneCountInString(in.Credential2.Value) > maxCredentialLen {
-			v.Add("credential2", tooLong(maxCredentialLen))
+			v.Add("credential2", admin.TooLong(maxCredentialLen))
 		} else {
 			s.Credential2 = in.Credential2.Value // null and "" clear it
 		}
@@ -246,23 +243,15 @@ func OfApp(ctx context.Context, st store.Store, appID int64) ([]Service, error) 
 func query(ctx context.Context, st store.Store, q store.Query) ([]Service, error) {
 	q.Limit = 500
 	out := []Service{}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for i := range items {
-			s, err := decode(&items[i])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		if next == "" {
-			return out, nil
-		}
-		q.Cursor = next
+	err := records.Each(ctx, st, q, func(it *store.Item) error {
+		s, err := decode(it)
+		out = append(out, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // deleteOps are the writes deleting a service read at version: the record

@@ -46,7 +46,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	case ScopeAll:
 		svcs, err = All(ctx, h.Store)
 	default:
-		return httpapi.BadParam("scope", "must be current_client or all")
+		return admin.BadParam("scope", "must be current_client or all")
 	}
 	if err != nil {
 		return err

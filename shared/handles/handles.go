@@ -6,10 +6,8 @@ package handles
 
 import (
 	"context"
-	"math/rand/v2"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -135,16 +133,19 @@ func Free(ctx context.Context, st store.Store, namespace, base string) (string, 
 func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, explicit, title string,
 	build func(id int64, handle string) ([]store.Op, error)) (int64, string, error) {
 	base := FromTitle(title)
-	for attempt := 0; ; attempt++ {
-		handle := explicit
+	var id int64
+	var handle string
+	err := records.Retry(ctx, func() (bool, error) {
+		handle = explicit
 		if handle == "" {
 			var err error
 			if handle, err = Free(ctx, st, namespace, base); err != nil {
-				return 0, "", err
+				return false, err
 			}
 		}
 		claim := -1
-		id, err := records.Create(ctx, st, gen, func(id int64) ([]store.Op, error) {
+		var err error
+		id, err = records.Create(ctx, st, gen, func(id int64) ([]store.Op, error) {
 			ops, err := build(id, handle)
 			if err != nil {
 				return nil, err
@@ -152,21 +153,13 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, 
 			claim = len(ops)
 			return append(ops, Claim(namespace, handle, id)), nil
 		})
-		if store.FailedOp(err) == claim {
-			if explicit != "" {
-				return 0, "", admin.Invalid("handle", admin.MsgTaken)
-			}
-			if attempt < 30 {
-				// A concurrent create took it first: everyone racing for one
-				// title computes the same next suffix, so back off a little.
-				select {
-				case <-time.After(time.Duration(rand.IntN(10*(attempt+1))) * time.Millisecond):
-					continue
-				case <-ctx.Done():
-					return 0, "", ctx.Err()
-				}
-			}
+		if store.FailedOp(err) == claim && explicit != "" {
+			return false, admin.Invalid("handle", admin.MsgTaken)
 		}
-		return id, handle, err
-	}
+		// A concurrent create took the generated handle first: everyone
+		// racing for one title computes the same next suffix, so retrying
+		// spreads them out.
+		return store.FailedOp(err) == claim, err
+	})
+	return id, handle, err
 }

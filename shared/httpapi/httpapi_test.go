@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -184,7 +185,7 @@ func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
 func TestParseRange(t *testing.T) {
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
 	q := map[string][]string{"created_at_min": {"2024-01-02 03:04"}, "created_at_max": {"2024-01-05"}}
-	r, err := httpapi.ParseRange(q, "created_at", tokyo)
+	r, err := dates.ParseRange(q, "created_at", tokyo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestParseRange(t *testing.T) {
 		t.Fatalf("range %v", r)
 	}
 	// A "+" offset decoded as a space by the query string still parses.
-	r, err = httpapi.ParseRange(map[string][]string{"x_min": {"2024-01-02T03:04:05 09:00"}}, "x", time.UTC)
+	r, err = dates.ParseRange(map[string][]string{"x_min": {"2024-01-02T03:04:05 09:00"}}, "x", time.UTC)
 	if err != nil || !r.Min.Equal(time.Date(2024, 1, 1, 18, 4, 5, 0, time.UTC)) {
 		t.Fatalf("range %v %v", r, err)
 	}
@@ -203,7 +204,7 @@ func TestParseRange(t *testing.T) {
 	if !r.Contains(r.Min) {
 		t.Fatal("inclusive range excludes its bound")
 	}
-	if _, err := httpapi.ParseRange(map[string][]string{"x_max": {"soon"}}, "x", time.UTC); admin.ErrorCode(err) != admin.EBADREQUEST {
+	if _, err := dates.ParseRange(map[string][]string{"x_max": {"soon"}}, "x", time.UTC); admin.ErrorCode(err) != admin.EBADREQUEST {
 		t.Fatalf("bad date: %v", err)
 	}
 }

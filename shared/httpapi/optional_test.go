@@ -9,12 +9,12 @@ import (
 
 func TestOptionalField(t *testing.T) {
 	var in struct {
-		S httpapi.Optional[string] `json:"template_suffix"`
+		S admin.Optional[string] `json:"template_suffix"`
 	}
 	if err := httpapi.DecodeObject([]byte(`{"template_suffix": null}`), &in); err != nil || !in.S.Set || !in.S.Null {
 		t.Fatalf("null: %+v %v", in.S, err)
 	}
-	in.S = httpapi.Optional[string]{}
+	in.S = admin.Optional[string]{}
 	if err := httpapi.DecodeObject([]byte(`{}`), &in); err != nil || in.S.Set {
 		t.Fatalf("absent: %+v %v", in.S, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -37,14 +36,14 @@ func ParsePage(r *http.Request) (Page, error) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			return p, BadParam("limit", "must be an integer between 1 and 250")
+			return p, admin.BadParam("limit", "must be an integer between 1 and 250")
 		}
 		p.Limit = n
 	}
 	if s := q.Get("page"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1_000_000 {
-			return p, BadParam("page", "must be an integer greater than 0")
+			return p, admin.BadParam("page", "must be an integer greater than 0")
 		}
 		p.Page = n
 	}
@@ -64,7 +63,7 @@ func ParseIDParam(q url.Values, name string) (int64, error) {
 	}
 	n, ok := parseDigits(s)
 	if !ok {
-		return 0, BadParam(name, "must be a non-negative integer")
+		return 0, admin.BadParam(name, "must be a non-negative integer")
 	}
 	return n, nil
 }
@@ -95,11 +94,6 @@ func ParseID(r *http.Request, name string) (int64, error) {
 		return 0, admin.NotFound
 	}
 	return n, nil
-}
-
-// BadParam is the 400 of a query parameter that cannot be used.
-func BadParam(name, msg string) error {
-	return &admin.Error{Code: admin.EBADREQUEST, Fields: map[string][]string{name: {msg}}}
 }
 
 // Fields is the set named by the fields parameter; empty means all.
@@ -169,87 +163,4 @@ func (f Fields) encode(buf *bytes.Buffer, v any) error {
 	}
 	buf.WriteByte('}')
 	return nil
-}
-
-// Range is a <x>_min/<x>_max filter. Min and Max are zero when absent.
-// Inclusive makes both ends at-or-after / at-or-before (events); otherwise
-// they are strict (after, before), as convention 8 says.
-type Range struct {
-	Min, Max  time.Time
-	Inclusive bool
-}
-
-// Empty reports whether no bound was given.
-func (r Range) Empty() bool { return r.Min.IsZero() && r.Max.IsZero() }
-
-// Contains reports whether t satisfies the bounds. A record without the
-// timestamp (null published_at) never matches a bounded range.
-func (r Range) Contains(t time.Time) bool {
-	if r.Empty() {
-		return true
-	}
-	if t.IsZero() {
-		return false
-	}
-	if !r.Min.IsZero() && (t.Before(r.Min) || (!r.Inclusive && t.Equal(r.Min))) {
-		return false
-	}
-	if !r.Max.IsZero() && (t.After(r.Max) || (!r.Inclusive && t.Equal(r.Max))) {
-		return false
-	}
-	return true
-}
-
-// ParseRange reads <name>_min and <name>_max in any of convention 9's forms:
-// "YYYY-MM-DD HH:MM", "YYYY-MM-DD" (both read in the shop's time zone,
-// loc) and ISO 8601 with an offset. A bad value is 400 naming the parameter.
-func ParseRange(q url.Values, name string, loc *time.Location) (Range, error) {
-	var r Range
-	for _, end := range [...]struct {
-		suffix string
-		dst    *time.Time
-	}{{"_min", &r.Min}, {"_max", &r.Max}} {
-		s := q.Get(name + end.suffix)
-		if s == "" {
-			continue
-		}
-		t, ok := ParseTime(s, loc)
-		if !ok {
-			return r, BadParam(name+end.suffix, "must be a date (YYYY-MM-DD), a date and time (YYYY-MM-DD HH:MM) or an ISO 8601 timestamp")
-		}
-		*end.dst = t
-	}
-	return r, nil
-}
-
-var localLayouts = []string{"2006-01-02 15:04", "2006-01-02", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02T15:04"}
-
-// ParseTime parses an ISO 8601 timestamp, or a date or date and time without
-// offset read in loc. It refuses instants outside years 1-9999 in UTC or in
-// loc (admin.InRange): a value accepted here can always be stored and shown.
-func ParseTime(s string, loc *time.Location) (time.Time, bool) {
-	t, ok := parseTime(s, loc)
-	if !ok || !admin.InRange(t, loc) {
-		return time.Time{}, false
-	}
-	return t, true
-}
-
-func parseTime(s string, loc *time.Location) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, true
-	}
-	// A "+" in a query string arrives as a space: "2014-04-25T16:15:47 04:00".
-	if len(s) > 19 && s[19] == ' ' {
-		if t, err := time.Parse(time.RFC3339, s[:19]+"+"+s[20:]); err == nil {
-			return t, true
-		}
-	}
-	for _, layout := range localLayouts {
-		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -98,18 +99,9 @@ func DeleteFileOps(ctx context.Context, st store.Store, file int64) ([]store.Op,
 		return nil, nil
 	}
 	var ops []store.Op
-	q := store.Query{PK: FilePartition(file)}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for i := range items {
-			ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
-		}
-		if next == "" {
-			return ops, nil
-		}
-		q.Cursor = next
-	}
+	err := records.Each(ctx, st, store.Query{PK: FilePartition(file)}, func(it *store.Item) error {
+		ops = append(ops, store.Delete(it.Key(), store.Always, 0))
+		return nil
+	})
+	return ops, err
 }

@@ -11,7 +11,6 @@ package metafields
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -47,24 +46,22 @@ type Input struct {
 
 // Owner resources.
 const (
-	OwnerShop              = "shop"
-	OwnerPage              = "page"
-	OwnerArticle           = "article"
-	OwnerBlog              = "blog"
-	OwnerCustomCollection  = "custom_collection"
-	OwnerSmartCollection   = "smart_collection"
-	OwnerProduct           = "product"
-	OwnerVariant           = "variant"
-	OwnerCustomer          = "customer"
-	OwnerOrder             = "order"
-	maxPerWrite            = 40 // each costs two transaction items; DynamoDB allows 100
-	partition              = "metafield"
-	namespaceMin, keyMin   = 3, 3
-	namespaceMax, keyMax   = 20, 30
-	valueMax               = 100_000
-	descriptionMax         = 255
-	messageTooShortPattern = "is too short (minimum is %d characters)"
-	messageTooLongPattern  = "is too long (maximum is %d characters)"
+	OwnerShop             = "shop"
+	OwnerPage             = "page"
+	OwnerArticle          = "article"
+	OwnerBlog             = "blog"
+	OwnerCustomCollection = "custom_collection"
+	OwnerSmartCollection  = "smart_collection"
+	OwnerProduct          = "product"
+	OwnerVariant          = "variant"
+	OwnerCustomer         = "customer"
+	OwnerOrder            = "order"
+	maxPerWrite           = 40 // each costs two transaction items; DynamoDB allows 100
+	partition             = "metafield"
+	namespaceMin, keyMin  = 3, 3
+	namespaceMax, keyMax  = 20, 30
+	valueMax              = 100_000
+	descriptionMax        = 255
 )
 
 // OwnerPartition is the GSI1 partition of an owner's metafields.
@@ -100,11 +97,11 @@ func (in *Input) Validate(v *admin.Validation, prefix string) {
 		switch {
 		case n == 0:
 			v.Add(prefix+field, admin.MsgBlank)
-			v.Add(prefix+field, fmt.Sprintf(messageTooShortPattern, min))
+			v.Add(prefix+field, admin.TooShort(min))
 		case n < min:
-			v.Add(prefix+field, fmt.Sprintf(messageTooShortPattern, min))
+			v.Add(prefix+field, admin.TooShort(min))
 		case n > max:
-			v.Add(prefix+field, fmt.Sprintf(messageTooLongPattern, max))
+			v.Add(prefix+field, admin.TooLong(max))
 		case strings.ContainsAny(*s, "\n\r\x00"):
 			v.Add(prefix+field, admin.MsgInvalid)
 		}
@@ -126,7 +123,7 @@ func (in *Input) Validate(v *admin.Validation, prefix string) {
 		}
 	}
 	if in.Description != nil && utf8.RuneCountInString(*in.Description) > descriptionMax {
-		v.Add(prefix+"description", fmt.Sprintf(messageTooLongPattern, descriptionMax))
+		v.Add(prefix+"description", admin.TooLong(descriptionMax))
 	}
 }
 
@@ -167,7 +164,7 @@ func (in *Input) integer() (int64, bool) {
 // ValidateInputs checks a resource's metafields array.
 func ValidateInputs(v *admin.Validation, inputs []Input) {
 	if len(inputs) > maxPerWrite {
-		v.Add("metafields", fmt.Sprintf("is too long (maximum is %d metafields per request)", maxPerWrite))
+		v.Add("metafields", admin.TooMany(maxPerWrite, "metafields per request"))
 		return
 	}
 	seen := map[string]bool{}

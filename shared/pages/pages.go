@@ -7,12 +7,10 @@ package pages
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -33,13 +31,13 @@ type Page struct {
 }
 
 type input struct {
-	Title          *string                  `json:"title"`
-	Handle         *string                  `json:"handle"`
-	BodyHTML       *string                  `json:"body_html"`
-	Author         *string                  `json:"author"`
-	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
-	Published      *bool                    `json:"published"`
-	Metafields     []metafields.Input       `json:"metafields"`
+	Title          *string                `json:"title"`
+	Handle         *string                `json:"handle"`
+	BodyHTML       *string                `json:"body_html"`
+	Author         *string                `json:"author"`
+	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
+	Published      *bool                  `json:"published"`
+	Metafields     []metafields.Input     `json:"metafields"`
 }
 
 const (
@@ -64,20 +62,7 @@ func (p *Page) subject() events.Subject {
 // claims, which need the store).
 func (in *input) apply(p *Page, create bool) error {
 	var v admin.Validation
-	if in.Title != nil || create {
-		t := ""
-		if in.Title != nil {
-			t = strings.TrimSpace(*in.Title)
-		}
-		switch {
-		case t == "":
-			v.Add("title", admin.MsgBlank)
-		case utf8.RuneCountInString(t) > maxTitle:
-			v.Add("title", "is too long (maximum is 255 characters)")
-		default:
-			p.Title = t
-		}
-	}
+	v.RequiredText("title", in.Title, create, maxTitle, &p.Title)
 	if in.Handle != nil && !handles.Valid(*in.Handle) {
 		v.Add("handle", admin.MsgInvalid)
 	}
@@ -90,7 +75,7 @@ func (in *input) apply(p *Page, create bool) error {
 	if in.Author != nil {
 		p.Author = strings.TrimSpace(*in.Author)
 	}
-	httpapi.SetText(&p.TemplateSuffix, in.TemplateSuffix)
+	admin.SetText(&p.TemplateSuffix, in.TemplateSuffix)
 	metafields.ValidateInputs(&v, in.Metafields)
 	return v.Err()
 }

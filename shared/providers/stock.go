@@ -167,27 +167,22 @@ func managedWith(handle, sku string) func(*catalog.Variant) bool {
 func managedVariants(ctx context.Context, st store.Store, handle string) (map[string][]int64, error) {
 	out := map[string][]int64{}
 	q := store.Query{Index: store.GSI2, PK: catalog.ManagedIndex(handle), Limit: 500}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("reading the managed variants: %w", err)
+	err := records.Each(ctx, st, q, func(it *store.Item) error {
+		var v struct {
+			SKU string `json:"sku"`
 		}
-		for i := range items {
-			var v struct {
-				SKU string `json:"sku"`
-			}
-			if err := records.Decode(&items[i], &v); err != nil {
-				return nil, err
-			}
-			if id, err := records.ParseIDSK(items[i].SK); err == nil && v.SKU != "" {
-				out[v.SKU] = append(out[v.SKU], id)
-			}
+		if err := records.Decode(it, &v); err != nil {
+			return err
 		}
-		if next == "" {
-			return out, nil
+		if id, err := records.ParseIDSK(it.SK); err == nil && v.SKU != "" {
+			out[v.SKU] = append(out[v.SKU], id)
 		}
-		q.Cursor = next
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the managed variants: %w", err)
 	}
+	return out, nil
 }
 
 // stockAnswer is a fetch_stock answer: the valid levels by SKU and the SKUs

@@ -30,8 +30,6 @@ const (
 	FulfillmentsUpdate = "fulfillments/update"
 	// maxTrackingLen bounds a tracking number.
 	maxTrackingLen = 255
-	// maxAttempts bounds the tries of a fulfillment write that lost a race.
-	maxAttempts = 10
 	// writers bounds the fulfillments of one service written at once.
 	writers = 8
 )
@@ -129,50 +127,45 @@ func untracked(ctx context.Context, st store.Store, handle string) ([]pendingOrd
 	index := map[string]int{}
 	orderNames := map[int64]string{}
 	q := store.Query{Index: store.GSI1, PK: seed.UntrackedPartition(handle), Limit: 500}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("reading the untracked fulfillments: %w", err)
+	err := records.Each(ctx, st, q, func(it *store.Item) error {
+		var f struct {
+			OrderID   int64  `json:"order_id"`
+			OrderName string `json:"order_name"`
 		}
-		for i := range items {
-			var f struct {
-				OrderID   int64  `json:"order_id"`
-				OrderName string `json:"order_name"`
-			}
-			if err := records.Decode(&items[i], &f); err != nil {
-				return nil, err
-			}
-			name := f.OrderName
-			if name == "" && f.OrderID > 0 {
-				n, ok := orderNames[f.OrderID]
-				if !ok {
-					var o struct {
-						Name string `json:"name"`
-					}
-					_, err := records.Get(ctx, st, store.Key{PK: seed.OrderPartition, SK: records.IDSK(f.OrderID)}, &o)
-					if err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
-						return nil, err
-					}
-					n, orderNames[f.OrderID] = o.Name, o.Name
-				}
-				name = n
-			}
-			if name == "" {
-				continue // nothing to ask the provider about
-			}
-			j, ok := index[name]
+		if err := records.Decode(it, &f); err != nil {
+			return err
+		}
+		name := f.OrderName
+		if name == "" && f.OrderID > 0 {
+			n, ok := orderNames[f.OrderID]
 			if !ok {
-				j = len(out)
-				index[name] = j
-				out = append(out, pendingOrder{name: name})
+				var o struct {
+					Name string `json:"name"`
+				}
+				_, err := records.Get(ctx, st, store.Key{PK: seed.OrderPartition, SK: records.IDSK(f.OrderID)}, &o)
+				if err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
+					return err
+				}
+				n, orderNames[f.OrderID] = o.Name, o.Name
 			}
-			out[j].keys = append(out[j].keys, items[i].Key())
+			name = n
 		}
-		if next == "" {
-			return out, nil
+		if name == "" {
+			return nil // nothing to ask the provider about
 		}
-		q.Cursor = next
+		j, ok := index[name]
+		if !ok {
+			j = len(out)
+			index[name] = j
+			out = append(out, pendingOrder{name: name})
+		}
+		out[j].keys = append(out[j].keys, it.Key())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the untracked fulfillments: %w", err)
 	}
+	return out, nil
 }
 
 // storeTracking stores number on the fulfillment at k if it still awaits
@@ -182,7 +175,8 @@ func untracked(ctx context.Context, st store.Store, handle string) ([]pendingOrd
 // fulfillments/update notification carrying the fulfillment, in one
 // transaction. It reports whether it wrote.
 func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulfillmentservices.Service, number string) (bool, error) {
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	wrote := false
+	err := records.Retry(ctx, func() (bool, error) {
 		it, err := d.Store.Get(ctx, k)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
@@ -228,15 +222,10 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		}
 		ops = append(ops, nops...)
 		err = records.Transact(ctx, d.Store, ops...)
-		switch {
-		case store.FailedOp(err) == 0:
-			continue // changed since it was read: read again
-		case err != nil:
-			return false, err
-		}
-		return true, nil
-	}
-	return false, fmt.Errorf("still changing after %d attempts", maxAttempts)
+		wrote = err == nil
+		return store.FailedOp(err) == 0, err // changed since it was read: read again
+	})
+	return wrote, err
 }
 
 // trackingEvent is the Order update event of a tracking number stored on

@@ -3,11 +3,11 @@
 package publishing
 
 import (
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net/url"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 )
 
 // Change is how a write moved the published state.
@@ -83,7 +83,7 @@ func (s Status) Matches(publishedAt admin.Time) bool {
 // Filter is the list filters every published resource shares: the
 // created_at, updated_at and published_at ranges and published_status.
 type Filter struct {
-	Created, Updated, PublishedAt httpapi.Range
+	Created, Updated, PublishedAt dates.Range
 	Status                        Status
 }
 
@@ -91,18 +91,18 @@ type Filter struct {
 func ParseFilter(q url.Values, loc *time.Location) (Filter, error) {
 	var f Filter
 	var err error
-	if f.Created, err = httpapi.ParseRange(q, "created_at", loc); err != nil {
+	if f.Created, err = dates.ParseRange(q, "created_at", loc); err != nil {
 		return f, err
 	}
-	if f.Updated, err = httpapi.ParseRange(q, "updated_at", loc); err != nil {
+	if f.Updated, err = dates.ParseRange(q, "updated_at", loc); err != nil {
 		return f, err
 	}
-	if f.PublishedAt, err = httpapi.ParseRange(q, "published_at", loc); err != nil {
+	if f.PublishedAt, err = dates.ParseRange(q, "published_at", loc); err != nil {
 		return f, err
 	}
 	var ok bool
 	if f.Status, ok = ParseStatus(q.Get("published_status")); !ok {
-		return f, httpapi.BadParam("published_status", "must be published, unpublished or any")
+		return f, admin.BadParam("published_status", "must be published, unpublished or any")
 	}
 	return f, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -15,11 +14,6 @@ import (
 
 // Key is an app's bucket item: Nums["tat"] is the TAT in Unix microseconds.
 func Key(appID int64) store.Key { return store.Key{PK: "ratelimit", SK: records.IDSK(appID)} }
-
-// maxAttempts bounds the compare-and-set rounds of one call. A round is lost
-// only to a call that was let through, so a bucket of N calls costs a loser
-// at most N rounds before it is refused without writing.
-const maxAttempts = 64
 
 // Shared keeps each app's TAT in the store. A call costs one conditional
 // write when this process saw the bucket last (the TAT and the item's
@@ -47,16 +41,17 @@ func NewShared(st store.Store) *Shared { return &Shared{Store: st} }
 func (s *Shared) Take(ctx context.Context, app *admin.App) (Decision, error) {
 	plan := app.Plan()
 	c, ok := s.cached(app.ID)
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	var d Decision
+	err := records.Retry(ctx, func() (bool, error) {
 		if !ok {
 			var err error
 			if c, err = s.read(ctx, app.ID); err != nil {
-				return Decision{}, err
+				return false, err
 			}
 		}
-		tat, d := decide(c.tat, clock(s.Now), plan)
-		if !d.Allowed {
-			return d, nil
+		var tat time.Time
+		if tat, d = decide(c.tat, clock(s.Now), plan); !d.Allowed {
+			return false, nil
 		}
 		it := store.Item{PK: "ratelimit", SK: records.IDSK(app.ID), Version: c.version + 1,
 			Nums: map[string]int64{"tat": tat.UnixMicro()}}
@@ -67,21 +62,14 @@ func (s *Shared) Take(ctx context.Context, app *admin.App) (Decision, error) {
 		err := s.Store.Transact(ctx, store.Put(it, cond, c.version))
 		if err == nil {
 			s.remember(app.ID, cell{tat, it.Version})
-			return d, nil
 		}
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return Decision{}, err
-		}
-		ok = false
-		if attempt > 2 { // many writers at once: spread the retries out
-			select {
-			case <-time.After(time.Duration(rand.IntN(2000)) * time.Microsecond):
-			case <-ctx.Done():
-				return Decision{}, ctx.Err()
-			}
-		}
+		ok = false // lost to another writer: read the bucket again
+		return errors.Is(err, store.ErrConditionFailed), err
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("ratelimit: app %d: %w", app.ID, err)
 	}
-	return Decision{}, fmt.Errorf("ratelimit: app %d: bucket still contended after %d attempts", app.ID, maxAttempts)
+	return d, nil
 }
 
 func (s *Shared) read(ctx context.Context, appID int64) (cell, error) {

@@ -91,18 +91,17 @@ func Decode(it *store.Item, v any) error {
 // it fails, and Create tries again with a new one. Any other failed
 // condition is returned for the caller to explain (a taken handle, say).
 func Create(ctx context.Context, st store.Store, gen *ids.Generator, build func(id int64) ([]store.Op, error)) (int64, error) {
-	for attempt := 0; ; attempt++ {
-		id := gen.Next()
+	var id int64
+	err := Retry(ctx, func() (bool, error) {
+		id = gen.Next()
 		ops, err := build(id)
 		if err != nil {
-			return 0, err
+			return false, err
 		}
 		err = Transact(ctx, st, ops...)
-		if store.FailedOp(err) == 0 && attempt < 3 {
-			continue
-		}
-		return id, err
-	}
+		return store.FailedOp(err) == 0, err
+	})
+	return id, err
 }
 
 // Matcher reports whether a stored record passes a list's filters.
@@ -117,35 +116,26 @@ func List(ctx context.Context, st store.Store, q store.Query, match Matcher, off
 	if match != nil || q.Limit > 1000 {
 		q.Limit = max(limit, 100)
 	}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for i := range items {
-			if match != nil {
-				ok, err := match(&items[i])
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					continue
-				}
-			}
-			if offset > 0 {
-				offset--
-				continue
-			}
-			out = append(out, items[i])
-			if len(out) == limit {
-				return out, nil
+	err := Each(ctx, st, q, func(it *store.Item) error {
+		if match != nil {
+			if ok, err := match(it); err != nil || !ok {
+				return err
 			}
 		}
-		if next == "" {
-			return out, nil
+		if offset > 0 {
+			offset--
+			return nil
 		}
-		q.Cursor = next
+		out = append(out, *it)
+		if len(out) == limit {
+			return Stop
+		}
+		return nil
+	})
+	if err != nil && err != Stop {
+		return nil, err
 	}
+	return out, nil
 }
 
 // CountMatching counts the records of q that match; with no matcher it is
@@ -156,25 +146,14 @@ func CountMatching(ctx context.Context, st store.Store, q store.Query, match Mat
 	}
 	n := 0
 	q.Limit = 500
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return 0, err
+	err := Each(ctx, st, q, func(it *store.Item) error {
+		ok, err := match(it)
+		if ok {
+			n++
 		}
-		for i := range items {
-			ok, err := match(&items[i])
-			if err != nil {
-				return 0, err
-			}
-			if ok {
-				n++
-			}
-		}
-		if next == "" {
-			return n, nil
-		}
-		q.Cursor = next
-	}
+		return err
+	})
+	return n, err
 }
 
 // Get reads one record by key into v; a missing item is admin.NotFound.
@@ -194,24 +173,21 @@ func Get(ctx context.Context, st store.Store, k store.Key, v any) (store.Item, e
 // (the record's version moved) it starts over, so changes never interleave.
 // The first op returned must be the IfVersion put of the record.
 func Update(ctx context.Context, st store.Store, k store.Key, change func(it *store.Item) ([]store.Op, error)) error {
-	for attempt := 0; ; attempt++ {
+	return Retry(ctx, func() (bool, error) {
 		it, err := st.Get(ctx, k)
 		if errors.Is(err, store.ErrNotFound) {
-			return admin.NotFound
+			return false, admin.NotFound
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		ops, err := change(&it)
 		if err != nil {
-			return err
+			return false, err
 		}
 		err = Transact(ctx, st, ops...)
-		if store.FailedOp(err) == 0 && attempt < 10 {
-			continue
-		}
-		return err
-	}
+		return store.FailedOp(err) == 0, err
+	})
 }
 
 // PutNext is the IfVersion put of an updated item, bumping its version.
@@ -285,8 +261,13 @@ func TransactBatches(ctx context.Context, st store.Store, ops []store.Op) error 
 	return nil
 }
 
-// Each calls fn for every item q matches, following the store's cursors;
-// it stops at fn's first error and returns it.
+// Stop ends an Each early without an error: Each returns it as is, so
+// callers that use it compare and drop it.
+var Stop = errors.New("records: stop")
+
+// Each calls fn for every item q matches, page by page, following the
+// store's cursors: the one loop over query pages in the service. It stops
+// at fn's first error (Stop included) and returns it.
 func Each(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
 	for {
 		items, next, err := st.Query(ctx, q)

@@ -1,6 +1,7 @@
 package scripttags
 
 import (
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 
@@ -33,16 +34,16 @@ const wrapper, plural = "script_tag", "script_tags"
 // the date ranges are checked on each record read.
 type filter struct {
 	src              string
-	created, updated httpapi.Range
+	created, updated dates.Range
 }
 
 func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 	f := filter{src: q.Get("src")}
 	var err error
-	if f.created, err = httpapi.ParseRange(q, "created_at", shop.Location()); err != nil {
+	if f.created, err = dates.ParseRange(q, "created_at", shop.Location()); err != nil {
 		return f, err
 	}
-	f.updated, err = httpapi.ParseRange(q, "updated_at", shop.Location())
+	f.updated, err = dates.ParseRange(q, "updated_at", shop.Location())
 	return f, err
 }
 

@@ -3,6 +3,7 @@ package smartcollections
 import (
 	"context"
 	"errors"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 
@@ -24,14 +25,13 @@ type handler struct{ *platform.Deps }
 func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{d}
 	s := admin.ScopeProducts
-	const base = "/com/smart_collections"
 	return []httpapi.Route{
-		{Method: "GET", Path: base + ".json", Scope: s, Handler: h.list},
-		{Method: "GET", Path: base + "/count.json", Scope: s, Handler: h.count},
-		{Method: "GET", Path: base + "/{id}.json", Scope: s, Handler: h.get},
-		{Method: "POST", Path: base + ".json", Scope: s, Handler: h.create, MaxBody: images.MaxBody},
-		{Method: "PUT", Path: base + "/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
-		{Method: "DELETE", Path: base + "/{id}.json", Scope: s, Handler: h.delete},
+		{Method: "GET", Path: "/com/smart_collections.json", Scope: s, Handler: h.list},
+		{Method: "GET", Path: "/com/smart_collections/count.json", Scope: s, Handler: h.count},
+		{Method: "GET", Path: "/com/smart_collections/{id}.json", Scope: s, Handler: h.get},
+		{Method: "POST", Path: "/com/smart_collections.json", Scope: s, Handler: h.create, MaxBody: images.MaxBody},
+		{Method: "PUT", Path: "/com/smart_collections/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
+		{Method: "DELETE", Path: "/com/smart_collections/{id}.json", Scope: s, Handler: h.delete},
 	}
 }
 
@@ -61,7 +61,7 @@ func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 	if f.Filter, err = publishing.ParseFilter(q, shop.Location()); err != nil {
 		return f, err
 	}
-	f.Created = httpapi.Range{} // collections have no created_at (§2.7)
+	f.Created = dates.Range{} // collections have no created_at (§2.7)
 	return f, nil
 }
 
@@ -168,21 +168,7 @@ func (h handler) find(ctx context.Context, f *filter, sinceID int64, offset, lim
 // scanQuery reads every page of q.
 func scanQuery(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
 	q.Limit = scanPage
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return err
-		}
-		for i := range items {
-			if err := fn(&items[i]); err != nil {
-				return err
-			}
-		}
-		if next == "" {
-			return nil
-		}
-		q.Cursor = next
-	}
+	return records.Each(ctx, st, q, fn)
 }
 
 func present(c *SmartCollection, shop *admin.Shop) {

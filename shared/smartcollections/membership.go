@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
@@ -40,7 +38,6 @@ const (
 	maxOps = 90
 	// recompute: the collection's Add and rules check, then two ops a product.
 	batchProducts = (maxOps - 2) / 2
-	maxAttempts   = 20
 	scanPage      = 1000
 )
 
@@ -122,22 +119,7 @@ func countAdd(collectionID, delta int64) store.Op {
 
 // scan reads a whole partition of the table page by page.
 func scan(ctx context.Context, st store.Store, pk string, fn func(it *store.Item) error) error {
-	q := store.Query{PK: pk, Limit: scanPage}
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return err
-		}
-		for i := range items {
-			if err := fn(&items[i]); err != nil {
-				return err
-			}
-		}
-		if next == "" {
-			return nil
-		}
-		q.Cursor = next
-	}
+	return records.Each(ctx, st, store.Query{PK: pk, Limit: scanPage}, fn)
 }
 
 // liveRules is one collection's rule set as Reevaluate reads it.
@@ -203,28 +185,14 @@ var errContention = errors.New("smartcollections: membership kept changing concu
 // change cannot commit a stale answer. A write that lost a race is
 // started over from fresh reads.
 func Reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, productID int64) error {
-	for attempt := 0; ; attempt++ {
+	err := records.Retry(ctx, func() (bool, error) {
 		err := reevaluate(ctx, st, gen, productID)
-		if store.FailedOp(err) < 0 {
-			return err
-		}
-		if attempt == maxAttempts {
-			return fmt.Errorf("%w (product %d): %v", errContention, productID, err)
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
+		return store.FailedOp(err) >= 0, err
+	})
+	if store.FailedOp(err) >= 0 {
+		return fmt.Errorf("%w (product %d): %v", errContention, productID, err)
 	}
-}
-
-func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(1+rand.IntN(5*(attempt+1))) * time.Millisecond
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
+	return err
 }
 
 // change is one membership to add or remove.

@@ -26,12 +26,10 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -152,15 +150,15 @@ func (c *SmartCollection) Subject() events.Subject {
 }
 
 type input struct {
-	Title          *string                  `json:"title"`
-	Handle         *string                  `json:"handle"`
-	BodyHTML       httpapi.Optional[string] `json:"body_html"`
-	TemplateSuffix httpapi.Optional[string] `json:"template_suffix"`
-	SortOrder      *string                  `json:"sort_order"`
-	Disjunctive    *bool                    `json:"disjunctive"`
-	Rules          json.RawMessage          `json:"rules"`
-	Published      *bool                    `json:"published"`
-	Image          json.RawMessage          `json:"image"`
+	Title          *string                `json:"title"`
+	Handle         *string                `json:"handle"`
+	BodyHTML       admin.Optional[string] `json:"body_html"`
+	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
+	SortOrder      *string                `json:"sort_order"`
+	Disjunctive    *bool                  `json:"disjunctive"`
+	Rules          json.RawMessage        `json:"rules"`
+	Published      *bool                  `json:"published"`
+	Image          json.RawMessage        `json:"image"`
 }
 
 // apply validates in and merges it into r (all but publishing, image and
@@ -169,20 +167,7 @@ type input struct {
 // recomputed.
 func (in *input) apply(r *record, create bool) (rulesChanged bool, img images.Change, err error) {
 	var v admin.Validation
-	if in.Title != nil || create {
-		t := ""
-		if in.Title != nil {
-			t = strings.TrimSpace(*in.Title)
-		}
-		switch {
-		case t == "":
-			v.Add("title", admin.MsgBlank)
-		case utf8.RuneCountInString(t) > maxTitle:
-			v.Add("title", "is too long (maximum is 255 characters)")
-		default:
-			r.Title = t
-		}
-	}
+	v.RequiredText("title", in.Title, create, maxTitle, &r.Title)
 	if in.Handle != nil && !handles.Valid(*in.Handle) {
 		v.Add("handle", admin.MsgInvalid)
 	}
@@ -193,7 +178,7 @@ func (in *input) apply(r *record, create bool) (rulesChanged bool, img images.Ch
 			r.BodyHTML = &s
 		}
 	}
-	httpapi.SetText(&r.TemplateSuffix, in.TemplateSuffix)
+	admin.SetText(&r.TemplateSuffix, in.TemplateSuffix)
 	if in.SortOrder != nil {
 		s := strings.TrimSpace(*in.SortOrder)
 		if !known(SortOrders, s) {

@@ -25,7 +25,6 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -33,25 +32,25 @@ import (
 
 // input is a variant as POST and PUT accept it.
 type input struct {
-	Title               *string                       `json:"title"`
-	Option1             httpapi.Optional[string]      `json:"option1"`
-	Option2             httpapi.Optional[string]      `json:"option2"`
-	Option3             httpapi.Optional[string]      `json:"option3"`
-	SKU                 httpapi.Optional[string]      `json:"sku"`
-	Barcode             httpapi.Optional[string]      `json:"barcode"`
-	Price               httpapi.Optional[admin.Money] `json:"price"`
-	CompareAtPrice      httpapi.Optional[admin.Money] `json:"compare_at_price"`
-	Grams               *int64                        `json:"grams"`
-	Weight              *float64                      `json:"weight"`
-	WeightUnit          *string                       `json:"weight_unit"`
-	Taxable             *bool                         `json:"taxable"`
-	RequiresShipping    *bool                         `json:"requires_shipping"`
-	FulfillmentService  *string                       `json:"fulfillment_service"`
-	InventoryManagement httpapi.Optional[string]      `json:"inventory_management"`
-	InventoryPolicy     *string                       `json:"inventory_policy"`
-	ImageID             httpapi.Optional[int64]       `json:"image_id"`
-	Position            *int                          `json:"position"`
-	Metafields          []metafields.Input            `json:"metafields"`
+	Title               *string                     `json:"title"`
+	Option1             admin.Optional[string]      `json:"option1"`
+	Option2             admin.Optional[string]      `json:"option2"`
+	Option3             admin.Optional[string]      `json:"option3"`
+	SKU                 admin.Optional[string]      `json:"sku"`
+	Barcode             admin.Optional[string]      `json:"barcode"`
+	Price               admin.Optional[admin.Money] `json:"price"`
+	CompareAtPrice      admin.Optional[admin.Money] `json:"compare_at_price"`
+	Grams               *int64                      `json:"grams"`
+	Weight              *float64                    `json:"weight"`
+	WeightUnit          *string                     `json:"weight_unit"`
+	Taxable             *bool                       `json:"taxable"`
+	RequiresShipping    *bool                       `json:"requires_shipping"`
+	FulfillmentService  *string                     `json:"fulfillment_service"`
+	InventoryManagement admin.Optional[string]      `json:"inventory_management"`
+	InventoryPolicy     *string                     `json:"inventory_policy"`
+	ImageID             admin.Optional[int64]       `json:"image_id"`
+	Position            *int                        `json:"position"`
+	Metafields          []metafields.Input          `json:"metafields"`
 
 	InventoryQuantity           *int64 `json:"inventory_quantity"`
 	OldInventoryQuantity        *int64 `json:"old_inventory_quantity"`
@@ -101,7 +100,7 @@ func (in *input) validateQuantities(v *admin.Validation) {
 }
 
 // text reads an optional nullable text field: blank and null are nil.
-func text(v *admin.Validation, field string, dst **string, in httpapi.Optional[string]) {
+func text(v *admin.Validation, field string, dst **string, in admin.Optional[string]) {
 	if !in.Set {
 		return
 	}
@@ -111,7 +110,7 @@ func text(v *admin.Validation, field string, dst **string, in httpapi.Optional[s
 		return
 	}
 	if utf8.RuneCountInString(s) > maxText {
-		v.Add(field, fmt.Sprintf("is too long (maximum is %d characters)", maxText))
+		v.Add(field, admin.TooLong(maxText))
 		return
 	}
 	*dst = &s
@@ -135,7 +134,7 @@ func (in *input) apply(v *catalog.Variant, create bool) error {
 	case in.Title != nil && strings.TrimSpace(*in.Title) != "":
 		t := strings.TrimSpace(*in.Title)
 		if utf8.RuneCountInString(t) > maxText {
-			val.Add("title", fmt.Sprintf("is too long (maximum is %d characters)", maxText))
+			val.Add("title", admin.TooLong(maxText))
 		}
 		v.Title = t
 	case create || in.Title != nil || !sameOptions(oldOptions, [3]*string{v.Option1, v.Option2, v.Option3}):
@@ -185,7 +184,7 @@ func (in *input) apply(v *catalog.Variant, create bool) error {
 		case s == "":
 			val.Add("fulfillment_service", admin.MsgBlank)
 		case utf8.RuneCountInString(s) > maxText:
-			val.Add("fulfillment_service", fmt.Sprintf("is too long (maximum is %d characters)", maxText))
+			val.Add("fulfillment_service", admin.TooLong(maxText))
 		default:
 			v.FulfillmentService = s
 		}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,16 +37,16 @@ const wrapper, plural = "webhook", "webhooks"
 // record read.
 type filter struct {
 	address, topic   string
-	created, updated httpapi.Range
+	created, updated dates.Range
 }
 
 func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
 	f := filter{address: strings.TrimSpace(q.Get("address")), topic: strings.TrimSpace(q.Get("topic"))}
 	var err error
-	if f.created, err = httpapi.ParseRange(q, "created_at", shop.Location()); err != nil {
+	if f.created, err = dates.ParseRange(q, "created_at", shop.Location()); err != nil {
 		return f, err
 	}
-	f.updated, err = httpapi.ParseRange(q, "updated_at", shop.Location())
+	f.updated, err = dates.ParseRange(q, "updated_at", shop.Location())
 	return f, err
 }
 

@@ -244,7 +244,7 @@ func (in *input) apply(w *Webhook, create bool, refused func(string) bool) error
 		case a == "":
 			v.Add("address", admin.MsgBlank)
 		case len(a) > maxAddressLen:
-			v.Add("address", fmt.Sprintf("is too long (maximum is %d characters)", maxAddressLen))
+			v.Add("address", admin.TooLong(maxAddressLen))
 		case !validAddress(a):
 			v.Add("address", admin.MsgInvalid)
 		case refused(a):
@@ -293,7 +293,7 @@ func checkList(v *admin.Validation, field string, list, old []string) []string {
 		ok = false
 	}
 	if len(list) > maxListItems {
-		v.Add(field, fmt.Sprintf("is too long (maximum is %d items)", maxListItems))
+		v.Add(field, admin.TooMany(maxListItems, "items"))
 		ok = false
 	}
 	if !ok {
@@ -334,25 +334,16 @@ func Lookup(ctx context.Context, st store.Store, appID, id int64) (*Webhook, err
 // Subscribers returns every app's webhooks of a topic, in id order, with
 // AppID filled: one Query of GSI1 (paged).
 func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, error) {
-	q := store.Query{Index: store.GSI1, PK: TopicPartition(topic), Limit: 500}
 	var out []Webhook
-	for {
-		items, next, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for i := range items {
-			w, err := decode(&items[i])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, w)
-		}
-		if next == "" {
-			return out, nil
-		}
-		q.Cursor = next
+	err := records.Each(ctx, st, store.Query{Index: store.GSI1, PK: TopicPartition(topic), Limit: 500}, func(it *store.Item) error {
+		w, err := decode(it)
+		out = append(out, w)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // deleteBatch webhooks per transaction: two ops each plus the count shard.
