@@ -99,15 +99,24 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(cfg.AllowPrivateDestinations), Queue: q}
+	d := NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations))
 	switch cfg.RateLimit {
 	case "shared":
 		d.Limiter = ratelimit.NewShared(st)
 	case "memory":
 		d.Limiter = &ratelimit.Memory{}
 	}
-	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d, nil
+}
+
+// NewDeps builds the dependencies every resource group is made of, with the
+// hooks between groups wired (smart collection membership follows variant
+// changes). Open and the test harness both build them here, so that a hook
+// added once is in both.
+func NewDeps(st store.Store, q queue.Queue, out *outbound.Client) *platform.Deps {
+	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: out, Queue: q}
+	d.ProductChanged = smartcollections.ProductChanged(d)
+	return d
 }
 
 // DeliveryQueue names the store-kept delivery queue.

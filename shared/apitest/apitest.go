@@ -13,12 +13,10 @@ import (
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/api"
-	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/seed"
-	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
@@ -64,8 +62,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	if _, _, err := seed.Load(context.Background(), st, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
-	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: outbound.New(true), Queue: storequeue.New(st, api.DeliveryQueue)}
-	d.ProductChanged = smartcollections.ProductChanged(d)
+	d := api.NewDeps(st, storequeue.New(st, api.DeliveryQueue), outbound.New(true))
 	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...)}
 }
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -92,7 +92,7 @@ func HandleNamespace(blogID int64) string { return "article#" + strconv.FormatIn
 
 func tagPartition(blogID int64) string { return "articletag#" + strconv.FormatInt(blogID, 10) }
 
-func blogKey(id int64) store.Key { return store.Key{PK: seed.BlogPartition, SK: records.IDSK(id)} }
+func blogKey(id int64) store.Key { return store.Key{PK: parents.BlogPartition, SK: records.IDSK(id)} }
 
 func (r *record) item(version int64) store.Item {
 	return store.Item{

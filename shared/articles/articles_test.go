@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"image"
 	"image/png"
 	"net/http"
@@ -22,7 +23,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -59,7 +59,7 @@ func update(t *testing.T, e *apitest.Env, a map[string]any, fields map[string]an
 func addBlog(t *testing.T, e *apitest.Env, blogID int64, handle string) string {
 	t.Helper()
 	data, _ := json.Marshal(map[string]any{"id": blogID, "title": strings.ToUpper(handle), "handle": handle})
-	it := store.Item{PK: seed.BlogPartition, SK: records.IDSK(blogID), Version: 1, Data: data}
+	it := store.Item{PK: parents.BlogPartition, SK: records.IDSK(blogID), Version: 1, Data: data}
 	if err := e.Deps.Store.Transact(t.Context(), store.Put(it, store.IfAbsent, 0)); err != nil {
 		t.Fatal(err)
 	}

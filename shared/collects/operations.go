@@ -104,3 +104,30 @@ func readCollection(ctx context.Context, st store.Store, id int64) (store.Item, 
 	}
 	return it, err
 }
+
+// Linked reports whether the product is in the custom collection: one GetItem
+// of the pair's guard.
+func Linked(ctx context.Context, st store.Store, collectionID, productID int64) (bool, error) {
+	_, err := st.Get(ctx, GuardKey(collectionID, productID))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// EachCollectionOf calls fn with the id of every custom collection holding
+// the product, in collection id order from after the given id: one paged
+// Query of the product's index partition. fn may return records.Stop.
+func EachCollectionOf(ctx context.Context, st store.Store, productID, after int64, fn func(collectionID int64) error) error {
+	q := store.Query{Index: store.GSI2, PK: ProductIndex(productID)}
+	if after > 0 {
+		q.After = records.IDSK(after)
+	}
+	return records.Each(ctx, st, q, func(it *store.Item) error {
+		var c Collect
+		if err := records.Decode(it, &c); err != nil {
+			return err
+		}
+		return fn(c.CollectionID)
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,7 +22,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/textile"
 )
@@ -81,12 +81,12 @@ func Key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(
 
 // ArticlePartition is the GSI1 partition of an article's comments.
 func ArticlePartition(articleID int64) string {
-	return seed.ChildPartition(articlePartition, articleID, partition)
+	return parents.ChildPartition(articlePartition, articleID, partition)
 }
 
 // BlogPartition is the GSI2 partition of a blog's comments.
 func BlogPartition(blogID int64) string {
-	return seed.ChildPartition(seed.BlogPartition, blogID, partition)
+	return parents.ChildPartition(parents.BlogPartition, blogID, partition)
 }
 
 func (c *Comment) item(version int64) store.Item {
@@ -128,7 +128,7 @@ type blogRef struct {
 
 func articleKey(id int64) store.Key { return store.Key{PK: articlePartition, SK: records.IDSK(id)} }
 
-func blogKey(id int64) store.Key { return store.Key{PK: seed.BlogPartition, SK: records.IDSK(id)} }
+func blogKey(id int64) store.Key { return store.Key{PK: parents.BlogPartition, SK: records.IDSK(id)} }
 
 // subject is the comment as the events log names it: the article's link
 // with the comment's id.

@@ -102,41 +102,30 @@ func (h handler) find(ctx context.Context, f *filter, sinceID int64, offset, lim
 			return nil, err
 		}
 		if f.productID != 0 {
-			if _, err := h.Store.Get(ctx, collects.GuardKey(id, f.productID)); err != nil {
-				return nil, ignoreNotFound(err)
+			if in, err := collects.Linked(ctx, h.Store, id, f.productID); err != nil || !in {
+				return nil, err
 			}
 		}
 		return []collection.Collection{r.Collection}, nil
 	}
 	if f.productID != 0 {
-		q := store.Query{Index: store.GSI2, PK: collects.ProductIndex(f.productID)}
-		if sinceID > 0 {
-			q.After = records.IDSK(sinceID)
-		}
-		items, err := records.List(ctx, h.Store, q, nil, 0, 1<<31-1)
-		if err != nil {
-			return nil, err
-		}
 		var out []collection.Collection
-		for i := range items {
-			var c collects.Collect
-			if err := records.Decode(&items[i], &c); err != nil {
-				return nil, err
-			}
-			r, err := h.lookup(ctx, c.CollectionID)
-			if err != nil {
-				return nil, err
-			}
-			if r == nil || !f.matches(r) {
-				continue
+		err := collects.EachCollectionOf(ctx, h.Store, f.productID, sinceID, func(collectionID int64) error {
+			r, err := h.lookup(ctx, collectionID)
+			if err != nil || r == nil || !f.matches(r) {
+				return err
 			}
 			if offset > 0 {
 				offset--
-				continue
+				return nil
 			}
 			if out = append(out, r.Collection); len(out) == limit {
-				break
+				return records.Stop
 			}
+			return nil
+		})
+		if err != nil && err != records.Stop {
+			return nil, err
 		}
 		return out, nil
 	}
@@ -167,13 +156,6 @@ func (h handler) find(ctx context.Context, f *filter, sinceID int64, offset, lim
 		out[i] = recs[i].Collection
 	}
 	return out, nil
-}
-
-func ignoreNotFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 // present moves the timestamps into the shop's time zone.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,7 +15,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -29,8 +29,8 @@ func Routes(d *platform.Deps) []httpapi.Route {
 		{Method: "GET", Path: "/com/events.json", Scope: s, Handler: h.list},
 		{Method: "GET", Path: "/com/events/count.json", Scope: s, Handler: h.count},
 		{Method: "GET", Path: "/com/events/{id}.json", Scope: s, Handler: h.get},
-		{Method: "GET", Path: "/com/orders/{id}/events.json", Scope: s, Handler: h.subjectList(Order, seed.OrderPartition)},
-		{Method: "GET", Path: "/com/products/{id}/events.json", Scope: s, Handler: h.subjectList(Product, seed.ProductPartition)},
+		{Method: "GET", Path: "/com/orders/{id}/events.json", Scope: s, Handler: h.subjectList(Order, parents.OrderPartition)},
+		{Method: "GET", Path: "/com/products/{id}/events.json", Scope: s, Handler: h.subjectList(Product, parents.ProductPartition)},
 	}
 }
 

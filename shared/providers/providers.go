@@ -17,7 +17,7 @@
 //
 // What is read: the services (fulfillmentservices.All, one Query), a
 // service's managed variants (GSI2 catalog.ManagedIndex(handle)), its
-// untracked fulfillments (GSI1 seed.UntrackedPartition(handle)) and the
+// untracked fulfillments (GSI1 parents.UntrackedPartition(handle)) and the
 // stock job markers (partition variants.StockJobPartition).
 package providers
 

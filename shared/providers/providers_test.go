@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -363,7 +364,7 @@ func trackingSeed(n int) []byte {
 // fulfillment reads a seeded fulfillment item.
 func fulfillment(t *testing.T, e *apitest.Env, orderID, id int64) (store.Item, map[string]any) {
 	t.Helper()
-	it, err := e.Deps.Store.Get(t.Context(), store.Key{PK: seed.ChildPartition(seed.OrderPartition, orderID, "fulfillment"), SK: records.IDSK(id)})
+	it, err := e.Deps.Store.Get(t.Context(), store.Key{PK: parents.ChildPartition(parents.OrderPartition, orderID, "fulfillment"), SK: records.IDSK(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func fulfillment(t *testing.T, e *apitest.Env, orderID, id int64) (store.Item, m
 
 func untrackedIDs(t *testing.T, e *apitest.Env, handle string) []string {
 	t.Helper()
-	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: seed.UntrackedPartition(handle)})
+	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: parents.UntrackedPartition(handle)})
 	if err != nil {
 		t.Fatal(err)
 	}

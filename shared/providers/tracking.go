@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"html"
 	"net/url"
 	"strconv"
@@ -20,7 +21,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -36,7 +36,7 @@ const (
 
 // FetchTrackingNumbers asks every service with tracking_support for the
 // tracking numbers of its completed fulfillments that have none yet (one
-// Query of GSI1 seed.UntrackedPartition(handle) per service), by order
+// Query of GSI1 parents.UntrackedPartition(handle) per service), by order
 // name, at most BatchSize names per request: GET
 // <callback_url>/fetch_tracking_numbers.<format>?order_names[]=…&shop=<domain>.
 // A service with no such fulfillment is not asked. Each number answered is
@@ -126,7 +126,7 @@ func untracked(ctx context.Context, st store.Store, handle string) ([]pendingOrd
 	var out []pendingOrder
 	index := map[string]int{}
 	orderNames := map[int64]string{}
-	q := store.Query{Index: store.GSI1, PK: seed.UntrackedPartition(handle), Limit: 500}
+	q := store.Query{Index: store.GSI1, PK: parents.UntrackedPartition(handle), Limit: 500}
 	err := records.Each(ctx, st, q, func(it *store.Item) error {
 		var f struct {
 			OrderID   int64  `json:"order_id"`
@@ -142,7 +142,7 @@ func untracked(ctx context.Context, st store.Store, handle string) ([]pendingOrd
 				var o struct {
 					Name string `json:"name"`
 				}
-				_, err := records.Get(ctx, st, store.Key{PK: seed.OrderPartition, SK: records.IDSK(f.OrderID)}, &o)
+				_, err := records.Get(ctx, st, store.Key{PK: parents.OrderPartition, SK: records.IDSK(f.OrderID)}, &o)
 				if err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
 					return err
 				}
@@ -184,7 +184,7 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		if err != nil {
 			return false, err
 		}
-		if it.GSI1PK != seed.UntrackedPartition(svc.Handle) {
+		if it.GSI1PK != parents.UntrackedPartition(svc.Handle) {
 			return false, nil // tracked meanwhile (the index lags)
 		}
 		var raw map[string]json.RawMessage

@@ -20,6 +20,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"strconv"
 	"time"
 
@@ -74,27 +75,8 @@ func markerOp(k store.Key) store.Op {
 	return store.Put(store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: []byte("{}")}, store.IfAbsent, 0)
 }
 
-// Item partitions of the seeded records. Later resource packages read them.
-const (
-	BlogPartition     = "blog"
-	ProductPartition  = "product"
-	VariantPartition  = "variant"
-	CustomerPartition = "customer"
-	OrderPartition    = "order"
-)
-
-// UntrackedPartition is the GSI1 partition of the seeded fulfillments by a
-// fulfillment service (its handle, the fulfillment's "service") that await
-// a tracking number: the hourly fetch_tracking_numbers reads it with one
-// Query per service (shared/providers), and removes a fulfillment's entry
-// in the transaction that stores its number. GSI1SK is the fulfillment's
-// IDSK; the item stays order#<order id>#fulfillment / IDSK(fulfillment id),
-// its Data the seeded fulfillment plus order_id and order_name (the
-// order's name, which the provider is asked about).
-func UntrackedPartition(service string) string { return "fulfillment#untracked#" + service }
-
 // untrackedIndex is the GSI1 partition a seeded fulfillment is indexed
-// under: UntrackedPartition of its service when it has a service, no
+// under: parents.UntrackedPartition of its service when it has a service, no
 // tracking number (absent, null or "") and is complete (status success, or
 // none given, §4.1 "completed fulfillments"); "" otherwise.
 func untrackedIndex(f Object) string {
@@ -108,13 +90,7 @@ func untrackedIndex(f Object) string {
 	if st, ok := f["status"]; ok && st != nil && st != "success" {
 		return ""
 	}
-	return UntrackedPartition(service)
-}
-
-// ChildPartition is the partition of a record's nested records, such as
-// ChildPartition("order", 7, "transaction").
-func ChildPartition(parent string, id int64, child string) string {
-	return parent + "#" + strconv.FormatInt(id, 10) + "#" + child
+	return parents.UntrackedPartition(service)
 }
 
 // Parse decodes and validates a seed file without touching any store.
@@ -360,7 +336,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 	}
 	// object writes one record under partition, minus the named child lists,
-	// which are written under ChildPartition; index, if set, gives the
+	// which are written under parents.ChildPartition; index, if set, gives the
 	// record's GSI1 partition ("" for none).
 	var object func(partition string, o Object, defaults Object, children map[string]childSpec, index func(Object) string) error
 	object = func(partition string, o Object, defaults Object, children map[string]childSpec, index func(Object) string) error {
@@ -389,7 +365,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 			}
 			kids, _ := o.children(name)
 			for i, k := range kids {
-				kidPartition := ChildPartition(partition, id, spec.name)
+				kidPartition := parents.ChildPartition(partition, id, spec.name)
 				if spec.global != "" {
 					kidPartition = spec.global
 				}
@@ -431,12 +407,12 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		sum.Written++
 	}
 	for _, b := range f.Blogs {
-		if err := object(BlogPartition, b, nil, nil, nil); err != nil {
+		if err := object(parents.BlogPartition, b, nil, nil, nil); err != nil {
 			return nil, sum, err
 		}
 	}
 	for _, p := range f.Products {
-		if err := object(ProductPartition, p, nil, map[string]childSpec{
+		if err := object(parents.ProductPartition, p, nil, map[string]childSpec{
 			"variants": {skip: true},
 			"images":   {name: "image", parentField: "product_id", position: true},
 		}, nil); err != nil {
@@ -450,7 +426,7 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		var order catalog.Order
 		orderKey := catalog.OrderKey(pid)
 		for i := range variants {
-			if err := write(unit{item: variants[i].Item(1), count: VariantPartition, settled: &orderKey}); err != nil {
+			if err := write(unit{item: variants[i].Item(1), count: parents.VariantPartition, settled: &orderKey}); err != nil {
 				return nil, sum, err
 			}
 			order.IDs = append(order.IDs, variants[i].ID)
@@ -462,14 +438,14 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 	}
 	for _, c := range f.Customers {
-		if err := object(CustomerPartition, c, nil, map[string]childSpec{
+		if err := object(parents.CustomerPartition, c, nil, map[string]childSpec{
 			"addresses": {name: "address", parentField: "customer_id"},
 		}, nil); err != nil {
 			return nil, sum, err
 		}
 	}
 	for _, o := range f.Orders {
-		if err := object(OrderPartition, o, nil, map[string]childSpec{
+		if err := object(parents.OrderPartition, o, nil, map[string]childSpec{
 			"transactions": {name: "transaction", parentField: "order_id"},
 			// Fulfillments carry their order's name and, awaiting a
 			// tracking number, the index the tracking poll reads.

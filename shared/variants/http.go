@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -21,7 +22,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -255,7 +255,7 @@ func (h handler) checkImage(ctx context.Context, productID int64, imageID *int64
 	if imageID == nil {
 		return nil
 	}
-	_, err := h.Store.Get(ctx, store.Key{PK: seed.ChildPartition(seed.ProductPartition, productID, "image"), SK: records.IDSK(*imageID)})
+	_, err := h.Store.Get(ctx, store.Key{PK: parents.ChildPartition(parents.ProductPartition, productID, "image"), SK: records.IDSK(*imageID)})
 	if errors.Is(err, store.ErrNotFound) {
 		return admin.Invalid("image_id", admin.MsgInvalid)
 	}
