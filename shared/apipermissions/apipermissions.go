@@ -5,14 +5,13 @@
 package apipermissions
 
 import (
+	"context"
 	"encoding/json"
-	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
-	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -23,23 +22,15 @@ import (
 // Topic is the topic fired by an uninstall.
 const Topic = "app/uninstalled"
 
-type handler struct{ *platform.Deps }
-
-// Routes returns the uninstall endpoint (no scope: any app may leave).
-func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{d}
-	return []httpapi.Route{{Method: "DELETE", Path: "/admin/api_permissions/current.json", Handler: h.uninstall}}
-}
-
-// uninstall runs in an order that a retry can repeat: the deliveries are
-// queued (with a snapshot of each webhook, which is about to go) before
-// the token is revoked, so a failure part way leaves a token to retry with,
-// and a retry queues the same delivery ids again.
-func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
+// Uninstall uninstalls the calling app (in ctx). It runs in an order that a
+// retry can repeat: the deliveries are queued (with a snapshot of each
+// webhook, which is about to go) before the token is revoked, so a failure
+// part way leaves a token to retry with, and a retry queues the same
+// delivery ids again.
+func Uninstall(ctx context.Context, d *platform.Deps) error {
 	app, shop := admin.AppFrom(ctx), admin.ShopFrom(ctx)
 
-	subs, err := webhooks.Subscribers(ctx, h.Store, Topic)
+	subs, err := webhooks.Subscribers(ctx, d.Store, Topic)
 	if err != nil {
 		return err
 	}
@@ -50,12 +41,12 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		if notification == nil {
-			ops, err := delivery.Notify(ctx, h.Store, h.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))
+			ops, err := delivery.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))
 			if err != nil {
 				return err
 			}
 			notification = ops[:1] // no outbox marker: fanned out here
-			if err := h.Store.Transact(ctx, notification...); err != nil {
+			if err := d.Store.Transact(ctx, notification...); err != nil {
 				return err
 			}
 		}
@@ -65,24 +56,24 @@ func (h handler) uninstall(w http.ResponseWriter, r *http.Request) error {
 		bodies = append(bodies, b)
 	}
 	if len(bodies) > 0 {
-		if err := h.Queue.Send(ctx, bodies...); err != nil {
+		if err := d.Queue.Send(ctx, bodies...); err != nil {
 			return err
 		}
 	}
 	// Revoke: 401 from now on. The app record stays, to sign the deliveries;
 	// a seed load writes a token only with a new app record, so a restart
 	// or re-import never gives the token back (shared/seed).
-	if err := h.Store.Transact(ctx, store.Delete(auth.TokenKey(app.TokenHash), store.Always, 0)); err != nil {
+	if err := d.Store.Transact(ctx, store.Delete(auth.TokenKey(app.TokenHash), store.Always, 0)); err != nil {
 		return err
 	}
-	if err := scripttags.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
+	if err := scripttags.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
 		return err
 	}
-	if err := webhooks.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
+	if err := webhooks.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
 		return err
 	}
-	if err := fulfillmentservices.DeleteAllOfApp(ctx, h.Store, app.ID); err != nil {
+	if err := fulfillmentservices.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
 		return err
 	}
-	return httpapi.WriteDeleted(w)
+	return nil
 }

@@ -12,9 +12,6 @@ import (
 	"encoding/json"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/parents"
-	"net"
-	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -216,25 +213,6 @@ func validEmail(e string) bool {
 		}
 	}
 	return utf8.ValidString(e)
-}
-
-// clientIP is the posting address when the body gives none: the first
-// X-Forwarded-For entry, else the connection's address.
-func clientIP(r *http.Request) string {
-	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-		first, _, _ := strings.Cut(xff, ",")
-		if a, err := netip.ParseAddr(strings.TrimSpace(first)); err == nil {
-			return a.String()
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.String()
-	}
-	return ""
 }
 
 // truncate cuts s to at most n characters.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
+	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -362,4 +363,23 @@ func (h handler) act(w http.ResponseWriter, r *http.Request, a *action) error {
 	present(&c, admin.ShopFrom(ctx))
 	httpapi.WriteJSON(w, http.StatusOK, &c)
 	return nil
+}
+
+// clientIP is the posting address when the body gives none: the first
+// X-Forwarded-For entry, else the connection's address.
+func clientIP(r *http.Request) string {
+	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+		first, _, _ := strings.Cut(xff, ",")
+		if a, err := netip.ParseAddr(strings.TrimSpace(first)); err == nil {
+			return a.String()
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.String()
+	}
+	return ""
 }
