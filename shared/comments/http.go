@@ -3,8 +3,8 @@ package comments
 import (
 	"errors"
 	"github.com/storeadmin/adminapi/shared/dates"
-	"net/http"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
