@@ -26,14 +26,24 @@ func Retry(ctx context.Context, try func() (again bool, err error)) error {
 		if !again || attempt >= Attempts {
 			return err
 		}
-		if attempt == 1 {
-			continue
+		if err := Wait(ctx, attempt); err != nil {
+			return err
 		}
-		wait := min(time.Millisecond<<min(attempt-2, 7), MaxBackoff)
-		select {
-		case <-time.After(rand.N(wait) + 1):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	}
+}
+
+// Wait is the pause after the attempt-th try (from 1) of the policy, for
+// the few loops that cannot be written as one Retry closure; it returns
+// ctx's error when the request is cancelled meanwhile.
+func Wait(ctx context.Context, attempt int) error {
+	if attempt <= 1 {
+		return nil
+	}
+	wait := min(time.Millisecond<<min(attempt-2, 7), MaxBackoff)
+	select {
+	case <-time.After(rand.N(wait) + 1):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -50,7 +50,7 @@ func stockJob(gen *ids.Generator, v *catalog.Variant) []store.Op {
 // bounds is an admin.Invalid error. ctx should carry the shop
 // (admin.WithShop) for the payload's time zone; without it, UTC.
 func SetStock(ctx context.Context, d *platform.Deps, variantID, qty int64, author string, when func(*catalog.Variant) bool) (changed bool, err error) {
-	in := input{InventoryQuantity: &qty}
-	_, changed, err = handler{d}.modify(ctx, variantID, &in, origin{author: author, provider: true, when: when})
+	in := Input{InventoryQuantity: &qty}
+	_, changed, err = Service{d}.modify(ctx, variantID, &in, origin{author: author, provider: true, when: when})
 	return changed, err
 }

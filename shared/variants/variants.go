@@ -31,7 +31,7 @@ import (
 )
 
 // input is a variant as POST and PUT accept it.
-type input struct {
+type Input struct {
 	Title               *string                     `json:"title"`
 	Option1             admin.Optional[string]      `json:"option1"`
 	Option2             admin.Optional[string]      `json:"option2"`
@@ -78,7 +78,7 @@ var gramsPer = map[string]float64{"g": 1, "kg": 1000, "oz": 28.349523125, "lb": 
 
 // hasOtherChanges reports whether the input changes anything besides the
 // stock level.
-func (in *input) hasOtherChanges() bool {
+func (in *Input) hasOtherChanges() bool {
 	return in.Title != nil || in.Option1.Set || in.Option2.Set || in.Option3.Set || in.SKU.Set ||
 		in.Barcode.Set || in.Price.Set || in.CompareAtPrice.Set || in.Grams != nil || in.Weight != nil ||
 		in.WeightUnit != nil || in.Taxable != nil || in.RequiresShipping != nil || in.FulfillmentService != nil ||
@@ -87,7 +87,7 @@ func (in *input) hasOtherChanges() bool {
 }
 
 // validateQuantities checks the stock fields, which need no stored state.
-func (in *input) validateQuantities(v *admin.Validation) {
+func (in *Input) validateQuantities(v *admin.Validation) {
 	for _, f := range []struct {
 		name string
 		n    *int64
@@ -119,7 +119,7 @@ func text(v *admin.Validation, field string, dst **string, in admin.Optional[str
 // apply validates in and merges it into v: all fields but the stock level
 // (the handlers' business) and image_id's ownership check (which needs the
 // store). create fills the §4.17 defaults first.
-func (in *input) apply(v *catalog.Variant, create bool) error {
+func (in *Input) apply(v *catalog.Variant, create bool) error {
 	var val admin.Validation
 	if create {
 		v.InventoryPolicy, v.FulfillmentService, v.InventoryManagement = "deny", "manual", nil
@@ -220,7 +220,7 @@ func (in *input) apply(v *catalog.Variant, create bool) error {
 // applyWeight keeps weight and grams consistent: a given weight (in the
 // given or current unit) sets grams; grams alone set the weight in the
 // unit; a new unit alone re-expresses the same mass in it.
-func (in *input) applyWeight(val *admin.Validation, v *catalog.Variant) {
+func (in *Input) applyWeight(val *admin.Validation, v *catalog.Variant) {
 	unit := v.WeightUnit
 	if in.WeightUnit != nil {
 		u := strings.TrimSpace(*in.WeightUnit)
