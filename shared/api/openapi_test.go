@@ -31,6 +31,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -38,6 +39,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -444,7 +446,7 @@ type validator struct {
 var checkedKeywords = map[string]bool{
 	"$ref": true, "type": true, "properties": true, "required": true, "additionalProperties": true,
 	"items": true, "enum": true, "const": true, "format": true, "minimum": true, "maximum": true,
-	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true,
+	"minLength": true, "maxLength": true, "pattern": true, "minItems": true, "maxItems": true,
 	"minProperties": true, "maxProperties": true, "oneOf": true, "anyOf": true, "allOf": true,
 }
 
@@ -453,7 +455,7 @@ var annotations = map[string]bool{
 	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
 }
 
-var checkedFormats = map[string]bool{"date-time": true, "uri": true, "int64": true}
+var checkedFormats = map[string]bool{"date-time": true, "uri": true, "int64": true, "ipv4": true, "ipv6": true}
 
 // checkKeywords reports keywords (and formats) the validator would ignore.
 func (v *validator) checkKeywords(schema any, at string) []string {
@@ -474,6 +476,13 @@ func (v *validator) checkKeywords(schema any, at string) []string {
 	}
 	if f, ok := s["format"].(string); ok && !checkedFormats[f] {
 		errs = append(errs, fmt.Sprintf("%s: format %q is not checked by the test's validator", at, f))
+	}
+	if p, ok := s["pattern"]; ok {
+		if ps, _ := p.(string); ps == "" {
+			errs = append(errs, fmt.Sprintf("%s: pattern %v is not a string", at, p))
+		} else if _, err := compilePattern(ps); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: pattern: %v", at, err))
+		}
 	}
 	for _, kw := range []string{"additionalProperties", "items"} {
 		if sub, ok := s[kw]; ok {
@@ -540,6 +549,13 @@ func (v *validator) validate(schema any, x any, at string) []string {
 		if m, ok := intKeyword(s, "maxLength"); ok && n > m {
 			fail("string longer than %d characters", m)
 		}
+		if p, ok := s["pattern"].(string); ok {
+			if re, err := compilePattern(p); err != nil {
+				fail("pattern: %v", err)
+			} else if !re.MatchString(val) {
+				fail("%s does not match the pattern %q", describe(val), p)
+			}
+		}
 		switch s["format"] {
 		case "date-time":
 			if _, err := time.Parse(time.RFC3339, val); err != nil {
@@ -548,6 +564,14 @@ func (v *validator) validate(schema any, x any, at string) []string {
 		case "uri":
 			if u, err := url.Parse(val); err != nil || !u.IsAbs() {
 				fail("%q is not an absolute URI", val)
+			}
+		case "ipv4":
+			if a, err := netip.ParseAddr(val); err != nil || !a.Is4() {
+				fail("%q is not an IPv4 address", val)
+			}
+		case "ipv6":
+			if a, err := netip.ParseAddr(val); err != nil || !a.Is6() || a.Zone() != "" {
+				fail("%q is not an IPv6 address", val)
 			}
 		}
 	case json.Number:
@@ -688,6 +712,29 @@ func typeIs(t string, x any) bool {
 		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
 	}
 	return false
+}
+
+// patterns caches compiled schema patterns. The document writes them in the
+// subset ECMA-262 (JSON Schema's dialect), RE2 and Python (schemathesis)
+// share: unanchored unless they say ^ and $, [0-9] rather than \d (which is
+// Unicode in Python), no lookaround or backreferences (RE2 has none).
+var patterns sync.Map
+
+func compilePattern(p string) (*regexp.Regexp, error) {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	for _, bad := range []string{`\d`, `\D`, `\w`, `\W`, `\s`, `\S`, `\b`, `(?`} {
+		if strings.Contains(p, bad) {
+			return nil, fmt.Errorf("%q: %s means different things in ECMA-262, RE2 and Python", p, bad)
+		}
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	patterns.Store(p, re)
+	return re, nil
 }
 
 func intKeyword(s map[string]any, kw string) (int, bool) {
