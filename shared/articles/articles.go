@@ -275,7 +275,7 @@ var textLayouts = []string{time.UnixDate, time.RubyDate, time.RFC1123, time.RFC1
 // silently be read as UTC, so it is refused.
 func ParsePublishedAt(s string, loc *time.Location) (time.Time, bool) {
 	if t, ok := httpapi.ParseTime(s, loc); ok {
-		return t, !t.IsZero()
+		return t, !t.IsZero() && renderable(t, loc)
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	for _, layout := range textLayouts {
@@ -286,9 +286,22 @@ func ParsePublishedAt(s string, loc *time.Location) (time.Time, bool) {
 		if name, off := t.Zone(); off == 0 && name != "" && name != "UTC" && name != "GMT" && t.Location() != loc {
 			continue // an unknown abbreviation (or a numeric zone read as one)
 		}
-		return t, !t.IsZero()
+		return t, !t.IsZero() && renderable(t, loc)
 	}
 	return time.Time{}, false
+}
+
+// renderable reports whether t, stored in UTC and shown in the shop's zone,
+// is written with a four-digit year (0001 to 9999) both ways: an ISO 8601
+// timestamp outside them would not read back, and the article could no
+// longer be read.
+func renderable(t time.Time, loc *time.Location) bool {
+	for _, y := range [...]int{t.UTC().Year(), t.In(loc).Year()} {
+		if y < 1 || y > 9999 {
+			return false
+		}
+	}
+	return true
 }
 
 // counterOps adjust the author and tag counters from old to next (nil for

@@ -51,3 +51,27 @@ func FuzzParsePublishedAt(f *testing.F) {
 		}
 	})
 }
+
+// Years the service cannot write back are refused (422 `is invalid`), in
+// every form published_at takes.
+func TestParsePublishedAtYears(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	for s, want := range map[string]bool{
+		"0001-01-02T00:00:00Z":           true,
+		"9999-12-31T12:00:00Z":           true,
+		"0000-01-01T00:00:00+01:00":      false, // -0001 in UTC
+		"0001-01-01T02:00:00Z":           false, // 0000 in New York
+		"9999-12-31T23:00:00-05:00":      false, // 10000 in UTC
+		"0000-06-01":                     false,
+		"Mon, 01 Jan 0000 0:00:00 +0100": false,
+		"Fri Dec 31 23:30:00 UTC 9999":   true,
+		"Sat Jan  1 00:00:00 UTC 0000":   false,
+	} {
+		if _, ok := articles.ParsePublishedAt(s, ny); ok != want {
+			t.Errorf("ParsePublishedAt(%q) ok = %v, want %v", s, ok, want)
+		}
+	}
+}
