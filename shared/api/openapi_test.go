@@ -908,6 +908,56 @@ func TestOpenAPIValidator(t *testing.T) {
 	bad(ref("BadRequestError"), `{"errors":{}}`)
 	ok(ref("NotFoundError"), `{"errors":"Not Found"}`)
 	bad(ref("NotFoundError"), `{"errors":"Gone"}`)
+	// Request schemas allow only what the service accepts.
+	ok(ref("PageCreate"), `{"title":" About us "}`)
+	bad(ref("PageCreate"), `{"title":""}`)
+	bad(ref("PageCreate"), `{"title":" \t\u00a0\u3000"}`)
+	bad(ref("PageCreate"), `{"title":"`+strings.Repeat("é", 256)+`"}`)
+	ok(ref("PageCreate"), `{"title":"`+strings.Repeat("é", 255)+`","handle":"about-us_2"}`)
+	bad(ref("PageCreate"), `{"title":"a","handle":"About"}`)
+	ok(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":2.0,"value_type":"integer"}`)
+	ok(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"-25","value_type":"integer"}`)
+	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"25 units","value_type":"integer"}`)
+	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":" ","value_type":"string"}`)
+	bad(ref("MetafieldInput"), `{"namespace":" ab ","key":"warehouse","value":"a","value_type":"string"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":"Thu Mar 24 15:45:47 UTC 2011"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":"2024-03-11 10:00"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":null,"tags":"a, b,c"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"0000-01-01T00:00:00+01:00"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"yesterday"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","tags":"`+strings.Repeat("t,", 40)+`t"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","tags":"`+strings.Repeat("t", 256)+`"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","image":{"attachment":"R0lGODlhAQABAAAAACw="}}`)
+	bad(ref("ArticleCreate"), `{"title":"a","image":{"attachment":"R0lGODlhAQABAAAAACw"}}`)
+	bad(ref("ArticleCreate"), `{"title":"a","image":{}}`)
+	ok(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@example.com","ip":"2001:db8::1","blog_id":1,"article_id":2}`)
+	bad(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@example.com","ip":"01.2.3.4","blog_id":1,"article_id":2}`)
+	bad(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@localhost","blog_id":1,"article_id":2}`)
+	bad(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@example.com","blog_id":1,"article_id":9007199254740992}`)
+	ok(ref("CommentUpdate"), `{"published_at":"2024-03-11"}`)
+	bad(ref("CommentUpdate"), `{"published_at":null}`)
+	ok(ref("RedirectCreate"), `{"path":"/ipod?x=1","target":"https://example.com/a?b#c"}`)
+	bad(ref("RedirectCreate"), `{"path":"/ipod","target":"//example.com/a"}`)
+	bad(ref("RedirectCreate"), `{"path":"/ipod","target":"/a b"}`)
+	bad(ref("RedirectCreate"), `{"path":" ","target":"/a"}`)
+	bad(ref("ScriptTagCreate"), `{"event":"onload","src":"http://js.example.org/a.js"}`)
+	ok(ref("WebhookCreate"), `{"topic":"orders/create","address":"http://hooks.example.com:8080/a","fields":["id"]}`)
+	bad(ref("WebhookCreate"), `{"topic":"orders/create","address":"ftp://hooks.example.com/a"}`)
+	bad(ref("WebhookCreate"), `{"topic":"orders/create","address":"https://hooks.example.com/a","fields":[" "]}`)
+	ok(ref("SmartCollectionRuleInput"), `{"column":"variant_inventory","relation":"less_than","condition":2.0}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"title","relation":"greater_than","condition":"a"}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"variant_price","relation":"contains","condition":"9"}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"variant_price","relation":"equals","condition":"cheap"}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"tag","relation":"equals","condition":" "}`)
+	bad(ref("VariantCreate"), `{"price":-1}`)
+	bad(ref("VariantCreate"), `{"image_id":0}`)
+	bad(ref("VariantCreate"), `{"image_id":9223372036854775806}`)
+	bad(ref("VariantCreate"), `{"fulfillment_service":" "}`)
+	ok(ref("FulfillmentServiceCreate"), `{"name":"Mars","inventory_management":true,"callback_url":"https://mars.example.com/fs"}`)
+	ok(ref("FulfillmentServiceCreate"), `{"name":"Mars","callback_url":""}`)
+	bad(ref("FulfillmentServiceCreate"), `{"name":"Mars","tracking_support":true}`)
+	bad(ref("FulfillmentServiceCreate"), `{"name":"Mars","tracking_support":true,"callback_url":null}`)
+	bad(ref("FulfillmentServiceCreate"), `{"name":"Mars","callback_url":"https://mars.example.com/fs?x=1"}`)
 	// Type arrays, as nullable properties are written.
 	nullable := map[string]any{"type": []any{"string", "null"}, "format": "date-time"}
 	ok(nullable, `null`)
@@ -920,6 +970,13 @@ func TestOpenAPIValidator(t *testing.T) {
 	}
 	// Unsupported keywords are reported rather than ignored.
 	bad(map[string]any{"nullable": true}, `1`)
+	// Patterns are unanchored unless they say so, and must mean the same in
+	// ECMA-262, RE2 and Python.
+	ok(map[string]any{"pattern": "b"}, `"abc"`)
+	bad(map[string]any{"pattern": "^b"}, `"abc"`)
+	if errs := v.checkKeywords(map[string]any{"pattern": `^\d+$`}, "#"); len(errs) == 0 {
+		t.Error(`pattern \d passed the keyword check`)
+	}
 }
 
 // ---------------------------------------------------------------------------
