@@ -85,6 +85,44 @@ done
 [ -n "$base" ] || { echo "the local runner did not start" >&2; cat "$work/runner.log" >&2; exit 1; }
 echo "local runner at $base (log: $work/runner.log)"
 
+# Records the demo shop lacks, so that the operations on one reach past 404:
+# an article, a comment on another article (deleting an article deletes its
+# comments), a custom collection with a collect. Their ids (and the demo
+# shop's order and variant, and an event) are given to the operations that
+# take them in the path; every other id is generated.
+api() {
+	curl -sf -X "$1" -H "X-Service-Access-Token: $token" -H 'Content-Type: application/json' \
+		${3:+--data "$3"} "$base$2"
+}
+id_of() { python3 -c 'import json, sys; v = json.load(sys.stdin)[sys.argv[1]]; print((v[0] if isinstance(v, list) else v)["id"])' "$1"; }
+blog=241253187 product=632910392 variant=808950810 order=450789469
+article=$(api POST /web/blogs/$blog/articles.json '{"article":{"title":"Fuzzing"}}' | id_of article)
+commented=$(api POST /web/blogs/$blog/articles.json '{"article":{"title":"Comments"}}' | id_of article)
+comment=$(api POST /web/comments.json "{\"comment\":{\"body\":\"Hi\",\"author\":\"Ann\",\"email\":\"ann@example.com\",\"blog_id\":$blog,\"article_id\":$commented}}" | id_of comment)
+collection=$(api POST /com/custom_collections.json '{"custom_collection":{"title":"Fuzzing"}}' | id_of custom_collection)
+collect=$(api POST /com/collects.json "{\"collect\":{\"product_id\":$product,\"collection_id\":$collection}}" | id_of collect)
+event=$(api GET '/com/events.json?limit=1' | id_of events)
+cat >"$work/schemathesis.toml" <<TOML
+[[operations]]
+include-path-regex = '^/web/comments/[{]id[}]'
+parameters = { "path.id" = $comment }
+[[operations]]
+include-path-regex = '^/web/blogs/[{]blog_id[}]/articles/[{]id[}]'
+parameters = { "path.id" = $article }
+[[operations]]
+include-path-regex = '^/com/collects/[{]id[}]'
+parameters = { "path.id" = $collect }
+[[operations]]
+include-path = '/com/variants/{id}.json'
+parameters = { "path.id" = $variant }
+[[operations]]
+include-path = '/com/events/{id}.json'
+parameters = { "path.id" = $event }
+[[operations]]
+include-path = '/com/orders/{id}/events.json'
+parameters = { "path.id" = $order }
+TOML
+
 checks=not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance
 common=(
 	"$base/openapi.json" --url "$base"
@@ -102,12 +140,12 @@ status=0
 start=$SECONDS
 # Every operation but the app uninstall, which would revoke the token the
 # others use; it runs last, on its own, as the read-only app.
-st run "${common[@]}" \
+st --config-file "$work/schemathesis.toml" run "${common[@]}" \
 	-H "X-Service-Access-Token: $token" \
 	--exclude-operation-id uninstallApp \
 	--report junit --report-junit-path "$work/report/junit.xml" \
 	--report pytest --report-pytest-path "$work/report/test_failures.py" || status=$?
-st run "${common[@]}" \
+st --config-file "$work/schemathesis.toml" run "${common[@]}" \
 	-H "X-Service-Access-Token: $uninstall_token" \
 	--include-operation-id uninstallApp || status=$?
 echo "schemathesis: $((SECONDS - start)) s, $max_examples examples per operation, seed $seed"
