@@ -4,7 +4,7 @@ GO ?= go
 CACHE := $(CURDIR)/.cache
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run test vet unit emulators-test bench build clean
+.PHONY: run test vet unit emulators-test bench fuzz build clean
 
 run: ## serve every resource group on 127.0.0.1:$${PORT:-8080} over the embedded store
 	$(GO) run ./infra/localrunner
@@ -18,6 +18,9 @@ vet:
 
 bench: ## handler benchmarks and a loopback load run of the local runner
 	bash infra/bench.sh
+
+fuzz: ## long fuzzing: schemathesis, 500 examples per operation, and each Go fuzz target for 2 minutes
+	bash infra/fuzz.sh long
 
 clean:
 	rm -rf .aws-sam bin

@@ -5,7 +5,9 @@
 # target leaves the function's `bootstrap` executable (provided.al2023, arm64)
 # there. `make build` cross-compiles the same binaries into bin/<dir>/bootstrap;
 # `make template-check` lints template.yaml and runs `sam build` (no Docker
-# needed) in a pinned Python virtual environment under .cache/venv.
+# needed) in a pinned Python virtual environment under .cache/venv, which also
+# holds schemathesis for infra/fuzz.sh (one pip resolve for all three keeps
+# their shared dependencies consistent).
 
 GO ?= go
 CACHE ?= $(CURDIR)/.cache
@@ -32,8 +34,9 @@ SAM_FUNCTIONS := \
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0
+SCHEMATHESIS_VERSION := 4.32.5
 VENV := $(CACHE)/venv
-VENV_STAMP := $(VENV)/.stamp-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)
+VENV_STAMP := $(VENV)/.stamp-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)-schemathesis-$(SCHEMATHESIS_VERSION)
 SAM_BUILD_DIR := $(CACHE)/sam-build
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
@@ -44,7 +47,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv template-check build sam-force
+.PHONY: venv schemathesis-venv template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set.
 define sam_build_target
@@ -63,11 +66,13 @@ bin/%/bootstrap: sam-force
 
 sam-force:
 
-venv: $(VENV_STAMP) ## Python tools of template-check (aws-sam-cli, cfn-lint), pinned
+venv: $(VENV_STAMP) ## Python tools of template-check and fuzz (aws-sam-cli, cfn-lint, schemathesis), pinned
+
+schemathesis-venv: $(VENV_STAMP)
 
 $(VENV_STAMP):
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION) schemathesis==$(SCHEMATHESIS_VERSION)
 	touch $@
 
 # --build-in-source: make runs in the repository instead of a scratch copy of

@@ -2,7 +2,9 @@
 # make test: everything CI checks, on a fresh clone with nothing pre-started.
 # Starts DynamoDB Local and ElasticMQ (both fetched from Maven Central on
 # first use), runs every Go test against both stores and both queues with
-# the emulators required, then lints and builds the SAM template.
+# the emulators required, fuzzes the local runner with schemathesis and each
+# Go fuzz target briefly (infra/fuzz.sh ci), then lints and builds the SAM
+# template.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +21,8 @@ export DYNAMODB_ENDPOINT SQS_ENDPOINT REQUIRE_EMULATORS=1
 echo "DynamoDB Local at $DYNAMODB_ENDPOINT, ElasticMQ at $SQS_ENDPOINT"
 
 go test -count=1 -race -timeout 20m ./...
+stop # the fuzzing needs no emulator
+
+bash infra/fuzz.sh ci
 
 make --no-print-directory template-check

@@ -31,6 +31,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -38,6 +39,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -444,7 +446,7 @@ type validator struct {
 var checkedKeywords = map[string]bool{
 	"$ref": true, "type": true, "properties": true, "required": true, "additionalProperties": true,
 	"items": true, "enum": true, "const": true, "format": true, "minimum": true, "maximum": true,
-	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true,
+	"minLength": true, "maxLength": true, "pattern": true, "minItems": true, "maxItems": true,
 	"minProperties": true, "maxProperties": true, "oneOf": true, "anyOf": true, "allOf": true,
 }
 
@@ -453,7 +455,7 @@ var annotations = map[string]bool{
 	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
 }
 
-var checkedFormats = map[string]bool{"date-time": true, "uri": true, "int64": true}
+var checkedFormats = map[string]bool{"date-time": true, "uri": true, "int64": true, "ipv4": true, "ipv6": true}
 
 // checkKeywords reports keywords (and formats) the validator would ignore.
 func (v *validator) checkKeywords(schema any, at string) []string {
@@ -474,6 +476,13 @@ func (v *validator) checkKeywords(schema any, at string) []string {
 	}
 	if f, ok := s["format"].(string); ok && !checkedFormats[f] {
 		errs = append(errs, fmt.Sprintf("%s: format %q is not checked by the test's validator", at, f))
+	}
+	if p, ok := s["pattern"]; ok {
+		if ps, _ := p.(string); ps == "" {
+			errs = append(errs, fmt.Sprintf("%s: pattern %v is not a string", at, p))
+		} else if _, err := compilePattern(ps); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: pattern: %v", at, err))
+		}
 	}
 	for _, kw := range []string{"additionalProperties", "items"} {
 		if sub, ok := s[kw]; ok {
@@ -540,6 +549,13 @@ func (v *validator) validate(schema any, x any, at string) []string {
 		if m, ok := intKeyword(s, "maxLength"); ok && n > m {
 			fail("string longer than %d characters", m)
 		}
+		if p, ok := s["pattern"].(string); ok {
+			if re, err := compilePattern(p); err != nil {
+				fail("pattern: %v", err)
+			} else if !re.MatchString(val) {
+				fail("%s does not match the pattern %q", describe(val), p)
+			}
+		}
 		switch s["format"] {
 		case "date-time":
 			if _, err := time.Parse(time.RFC3339, val); err != nil {
@@ -548,6 +564,14 @@ func (v *validator) validate(schema any, x any, at string) []string {
 		case "uri":
 			if u, err := url.Parse(val); err != nil || !u.IsAbs() {
 				fail("%q is not an absolute URI", val)
+			}
+		case "ipv4":
+			if a, err := netip.ParseAddr(val); err != nil || !a.Is4() {
+				fail("%q is not an IPv4 address", val)
+			}
+		case "ipv6":
+			if a, err := netip.ParseAddr(val); err != nil || !a.Is6() || a.Zone() != "" {
+				fail("%q is not an IPv6 address", val)
 			}
 		}
 	case json.Number:
@@ -688,6 +712,29 @@ func typeIs(t string, x any) bool {
 		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
 	}
 	return false
+}
+
+// patterns caches compiled schema patterns. The document writes them in the
+// subset ECMA-262 (JSON Schema's dialect), RE2 and Python (schemathesis)
+// share: unanchored unless they say ^ and $, [0-9] rather than \d (which is
+// Unicode in Python), no lookaround or backreferences (RE2 has none).
+var patterns sync.Map
+
+func compilePattern(p string) (*regexp.Regexp, error) {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	for _, bad := range []string{`\d`, `\D`, `\w`, `\W`, `\s`, `\S`, `\b`, `(?`} {
+		if strings.Contains(p, bad) {
+			return nil, fmt.Errorf("%q: %s means different things in ECMA-262, RE2 and Python", p, bad)
+		}
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	patterns.Store(p, re)
+	return re, nil
 }
 
 func intKeyword(s map[string]any, kw string) (int, bool) {
@@ -861,6 +908,56 @@ func TestOpenAPIValidator(t *testing.T) {
 	bad(ref("BadRequestError"), `{"errors":{}}`)
 	ok(ref("NotFoundError"), `{"errors":"Not Found"}`)
 	bad(ref("NotFoundError"), `{"errors":"Gone"}`)
+	// Request schemas allow only what the service accepts.
+	ok(ref("PageCreate"), `{"title":" About us "}`)
+	bad(ref("PageCreate"), `{"title":""}`)
+	bad(ref("PageCreate"), `{"title":" \t\u00a0\u3000"}`)
+	bad(ref("PageCreate"), `{"title":"`+strings.Repeat("é", 256)+`"}`)
+	ok(ref("PageCreate"), `{"title":"`+strings.Repeat("é", 255)+`","handle":"about-us_2"}`)
+	bad(ref("PageCreate"), `{"title":"a","handle":"About"}`)
+	ok(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":2.0,"value_type":"integer"}`)
+	ok(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"-25","value_type":"integer"}`)
+	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"25 units","value_type":"integer"}`)
+	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":" ","value_type":"string"}`)
+	bad(ref("MetafieldInput"), `{"namespace":" ab ","key":"warehouse","value":"a","value_type":"string"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":"Thu Mar 24 15:45:47 UTC 2011"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":"2024-03-11 10:00"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":null,"tags":"a, b,c"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"0000-01-01T00:00:00+01:00"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"yesterday"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","tags":"`+strings.Repeat("t,", 40)+`t"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","tags":"`+strings.Repeat("t", 256)+`"}`)
+	ok(ref("ArticleCreate"), `{"title":"a","image":{"attachment":"R0lGODlhAQABAAAAACw="}}`)
+	bad(ref("ArticleCreate"), `{"title":"a","image":{"attachment":"R0lGODlhAQABAAAAACw"}}`)
+	bad(ref("ArticleCreate"), `{"title":"a","image":{}}`)
+	ok(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@example.com","ip":"2001:db8::1","blog_id":1,"article_id":2}`)
+	bad(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@example.com","ip":"01.2.3.4","blog_id":1,"article_id":2}`)
+	bad(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@localhost","blog_id":1,"article_id":2}`)
+	bad(ref("CommentCreate"), `{"body":"Hi","author":"Ann","email":"ann@example.com","blog_id":1,"article_id":9007199254740992}`)
+	ok(ref("CommentUpdate"), `{"published_at":"2024-03-11"}`)
+	bad(ref("CommentUpdate"), `{"published_at":null}`)
+	ok(ref("RedirectCreate"), `{"path":"/ipod?x=1","target":"https://example.com/a?b#c"}`)
+	bad(ref("RedirectCreate"), `{"path":"/ipod","target":"//example.com/a"}`)
+	bad(ref("RedirectCreate"), `{"path":"/ipod","target":"/a b"}`)
+	bad(ref("RedirectCreate"), `{"path":" ","target":"/a"}`)
+	bad(ref("ScriptTagCreate"), `{"event":"onload","src":"http://js.example.org/a.js"}`)
+	ok(ref("WebhookCreate"), `{"topic":"orders/create","address":"http://hooks.example.com:8080/a","fields":["id"]}`)
+	bad(ref("WebhookCreate"), `{"topic":"orders/create","address":"ftp://hooks.example.com/a"}`)
+	bad(ref("WebhookCreate"), `{"topic":"orders/create","address":"https://hooks.example.com/a","fields":[" "]}`)
+	ok(ref("SmartCollectionRuleInput"), `{"column":"variant_inventory","relation":"less_than","condition":2.0}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"title","relation":"greater_than","condition":"a"}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"variant_price","relation":"contains","condition":"9"}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"variant_price","relation":"equals","condition":"cheap"}`)
+	bad(ref("SmartCollectionRuleInput"), `{"column":"tag","relation":"equals","condition":" "}`)
+	bad(ref("VariantCreate"), `{"price":-1}`)
+	bad(ref("VariantCreate"), `{"image_id":0}`)
+	bad(ref("VariantCreate"), `{"image_id":9223372036854775806}`)
+	bad(ref("VariantCreate"), `{"fulfillment_service":" "}`)
+	ok(ref("FulfillmentServiceCreate"), `{"name":"Mars","inventory_management":true,"callback_url":"https://mars.example.com/fs"}`)
+	ok(ref("FulfillmentServiceCreate"), `{"name":"Mars","callback_url":""}`)
+	bad(ref("FulfillmentServiceCreate"), `{"name":"Mars","tracking_support":true}`)
+	bad(ref("FulfillmentServiceCreate"), `{"name":"Mars","tracking_support":true,"callback_url":null}`)
+	bad(ref("FulfillmentServiceCreate"), `{"name":"Mars","callback_url":"https://mars.example.com/fs?x=1"}`)
 	// Type arrays, as nullable properties are written.
 	nullable := map[string]any{"type": []any{"string", "null"}, "format": "date-time"}
 	ok(nullable, `null`)
@@ -873,6 +970,13 @@ func TestOpenAPIValidator(t *testing.T) {
 	}
 	// Unsupported keywords are reported rather than ignored.
 	bad(map[string]any{"nullable": true}, `1`)
+	// Patterns are unanchored unless they say so, and must mean the same in
+	// ECMA-262, RE2 and Python.
+	ok(map[string]any{"pattern": "b"}, `"abc"`)
+	bad(map[string]any{"pattern": "^b"}, `"abc"`)
+	if errs := v.checkKeywords(map[string]any{"pattern": `^\d+$`}, "#"); len(errs) == 0 {
+		t.Error(`pattern \d passed the keyword check`)
+	}
 }
 
 // ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ package metafields
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -154,11 +155,24 @@ func (in *Input) value() (json.RawMessage, bool) {
 	return b, true
 }
 
+// integer reads an integer value, given as a JSON number or a string of one.
+// A fraction or an exponent is allowed when the value is integral ("2.0",
+// 1e3): JSON has no integer type, and clients send integers as they print
+// their numbers.
 func (in *Input) integer() (int64, bool) {
 	raw := strings.TrimSpace(string(in.Value))
 	raw = strings.Trim(raw, `"`)
-	n, err := strconv.ParseInt(raw, 10, 64)
-	return n, err == nil
+	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		return n, true
+	}
+	if raw == "" || strings.Trim(raw, "0123456789.eE+-") != "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(raw, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // ValidateInputs checks a resource's metafields array.

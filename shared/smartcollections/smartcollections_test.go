@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -377,6 +378,16 @@ func TestValidation(t *testing.T) {
 		errs := res.JSON(t)["errors"].(map[string]any)
 		if len(errs["title"].([]any)) != 1 || len(errs["rules"].([]any)) != 2 {
 			t.Fatalf("errors %s", res.Body)
+		}
+		// An integral number is an integer, however it is written (JSON has no integer type).
+		expect(map[string]any{"title": "x", "rules": []any{rule("variant_inventory", "equals", "1e400")}},
+			`{"errors":{"rules":["condition \"1e400\" must be an integer for column \"variant_inventory\""]}}`)
+		for _, cond := range []any{json.Number("2.0"), "2.0", json.Number("1e3"), -4.0} {
+			c := create(t, e, map[string]any{"title": fmt.Sprint("Integral ", cond), "rules": []any{map[string]any{"column": "variant_inventory", "relation": "greater_than", "condition": cond}}})
+			if r := c["rules"].([]any)[0].(map[string]any); r["relation"] != "greater_than" {
+				t.Fatalf("rule %v", r)
+			}
+			e.Do("DELETE", path(c), nil).Expect(t, 200)
 		}
 		// A number is accepted as a numeric condition.
 		c := create(t, e, map[string]any{"title": "Numeric", "rules": []any{map[string]any{"column": "variant_price", "relation": "greater_than", "condition": 100}}})

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Fuzzing: schemathesis against the local runner with docs/openapi.yaml, then
+# the Go fuzz targets.
+#
+#   infra/fuzz.sh ci     what `make test` runs: 20 examples per operation,
+#                        a fixed seed, each Go fuzz target for 10 s
+#   infra/fuzz.sh long   `make fuzz`: 500 examples per operation (tens of
+#                        thousands of requests), a random seed, each Go fuzz
+#                        target for 2 min
+#
+# FUZZ_MAX_EXAMPLES, FUZZ_SEED, FUZZ_GO_TIME and FUZZ_WORKERS override the
+# budget. The runner is built from this tree, listens on a free loopback port
+# over a fresh DATA_DIR (so it loads the demo shop), and is stopped at the end;
+# its log is kept in .cache/fuzz/runner.log, schemathesis' reports (JUnit and
+# a pytest file reproducing each failure) in .cache/fuzz/report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-ci}
+case $mode in
+ci)
+	max_examples=${FUZZ_MAX_EXAMPLES:-20}
+	seed=${FUZZ_SEED:-20240311}
+	go_time=${FUZZ_GO_TIME:-10s}
+	;;
+long)
+	max_examples=${FUZZ_MAX_EXAMPLES:-500}
+	seed=${FUZZ_SEED:-$RANDOM$RANDOM}
+	go_time=${FUZZ_GO_TIME:-2m}
+	;;
+*)
+	echo "usage: $0 [ci|long]" >&2
+	exit 2
+	;;
+esac
+workers=${FUZZ_WORKERS:-2}
+
+# The demo shop's apps (shared/seed/demo.json): Demo App holds every scope;
+# the read-only app is uninstalled by the last run, which revokes its token.
+token=demo-app-token-0123456789abcdef
+uninstall_token=read-only-token-0123456789abcdef
+
+make --no-print-directory schemathesis-venv >/dev/null
+# schemathesis through Python with ast.parse serialized: hypothesis parses
+# source code to describe filters, and in CPython 3.11 the AST constructor's
+# recursion counter is shared by the interpreter's threads, so two workers
+# parsing at once fail with "AST constructor recursion depth mismatch".
+st() {
+	.cache/venv/bin/python -c '
+import ast, sys, threading
+_parse, _lock = ast.parse, threading.Lock()
+def parse(*args, **kwargs):
+    with _lock:
+        return _parse(*args, **kwargs)
+ast.parse = parse
+from schemathesis.cli import schemathesis
+sys.argv[0] = "schemathesis"
+sys.exit(schemathesis())' "$@"
+}
+
+work=.cache/fuzz
+rm -rf "$work"
+mkdir -p "$work/data" "$work/report"
+go build -o "$work/localrunner" ./infra/localrunner
+
+runner_pid=
+stop() {
+	if [ -n "$runner_pid" ]; then
+		kill "$runner_pid" 2>/dev/null || true
+		wait "$runner_pid" 2>/dev/null || true
+	fi
+}
+trap stop EXIT
+
+PORT=0 DATA_DIR="$work/data" STORE=embedded SEED_FILE= POLL_INTERVAL=1h \
+	"$work/localrunner" 2>"$work/runner.log" &
+runner_pid=$!
+base=
+for _ in $(seq 1 300); do
+	base=$(grep -o '"addr":"http://127\.0\.0\.1:[0-9]*"' "$work/runner.log" 2>/dev/null | head -1 | cut -d'"' -f4 || true)
+	[ -n "$base" ] && break
+	kill -0 "$runner_pid" 2>/dev/null || { cat "$work/runner.log" >&2; exit 1; }
+	sleep 0.1
+done
+[ -n "$base" ] || { echo "the local runner did not start" >&2; cat "$work/runner.log" >&2; exit 1; }
+echo "local runner at $base (log: $work/runner.log)"
+
+# Records the demo shop lacks, so that the operations on one reach past 404:
+# an article, a comment on another article (deleting an article deletes its
+# comments), a custom collection with a collect. Their ids (and the demo
+# shop's order and variant, and an event) are given to the operations that
+# take them in the path; every other id is generated.
+api() {
+	curl -sf -X "$1" -H "X-Service-Access-Token: $token" -H 'Content-Type: application/json' \
+		${3:+--data "$3"} "$base$2"
+}
+id_of() { python3 -c 'import json, sys; v = json.load(sys.stdin)[sys.argv[1]]; print((v[0] if isinstance(v, list) else v)["id"])' "$1"; }
+blog=241253187 product=632910392 variant=808950810 order=450789469
+article=$(api POST /web/blogs/$blog/articles.json '{"article":{"title":"Fuzzing"}}' | id_of article)
+commented=$(api POST /web/blogs/$blog/articles.json '{"article":{"title":"Comments"}}' | id_of article)
+comment=$(api POST /web/comments.json "{\"comment\":{\"body\":\"Hi\",\"author\":\"Ann\",\"email\":\"ann@example.com\",\"blog_id\":$blog,\"article_id\":$commented}}" | id_of comment)
+collection=$(api POST /com/custom_collections.json '{"custom_collection":{"title":"Fuzzing"}}' | id_of custom_collection)
+collect=$(api POST /com/collects.json "{\"collect\":{\"product_id\":$product,\"collection_id\":$collection}}" | id_of collect)
+event=$(api GET '/com/events.json?limit=1' | id_of events)
+cat >"$work/schemathesis.toml" <<TOML
+[[operations]]
+include-path-regex = '^/web/comments/[{]id[}]'
+parameters = { "path.id" = $comment }
+[[operations]]
+include-path-regex = '^/web/blogs/[{]blog_id[}]/articles/[{]id[}]'
+parameters = { "path.id" = $article }
+[[operations]]
+include-path-regex = '^/com/collects/[{]id[}]'
+parameters = { "path.id" = $collect }
+[[operations]]
+include-path = '/com/variants/{id}.json'
+parameters = { "path.id" = $variant }
+[[operations]]
+include-path = '/com/events/{id}.json'
+parameters = { "path.id" = $event }
+[[operations]]
+include-path = '/com/orders/{id}/events.json'
+parameters = { "path.id" = $order }
+TOML
+
+checks=not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance
+common=(
+	"$base/openapi.json" --url "$base"
+	--checks "$checks"
+	--max-examples "$max_examples"
+	--seed "$seed"
+	--workers "$workers"
+	--generation-database none
+	--suppress-health-check too_slow,filter_too_much
+	--request-timeout 30
+	--no-color
+)
+
+status=0
+start=$SECONDS
+# Every operation but the app uninstall, which would revoke the token the
+# others use; it runs last, on its own, as the read-only app.
+st --config-file "$work/schemathesis.toml" run "${common[@]}" \
+	-H "X-Service-Access-Token: $token" \
+	--exclude-operation-id uninstallApp \
+	--report junit --report-junit-path "$work/report/junit.xml" \
+	--report pytest --report-pytest-path "$work/report/test_failures.py" || status=$?
+st --config-file "$work/schemathesis.toml" run "${common[@]}" \
+	-H "X-Service-Access-Token: $uninstall_token" \
+	--include-operation-id uninstallApp || status=$?
+echo "schemathesis: $((SECONDS - start)) s, $max_examples examples per operation, seed $seed"
+stop
+runner_pid=
+
+# Go fuzz targets: -fuzz takes one target of one package at a time. The seed
+# corpora (testdata/fuzz/<Target>) also run in every plain `go test`.
+targets=(
+	"FuzzDecode ./shared/httpapi"
+	"FuzzDecodeObject ./shared/httpapi"
+	"FuzzParseTime ./shared/dates"
+	"FuzzTimeJSON ./shared/admin"
+	"FuzzMoney ./shared/admin"
+	"FuzzRender ./shared/textile"
+	"FuzzParsePublishedAt ./shared/articles"
+	"FuzzRules ./shared/smartcollections"
+)
+for t in "${targets[@]}"; do
+	set -- $t
+	echo "go fuzz $1 ($2, $go_time)"
+	go test -run='^$' -fuzz="^$1\$" -fuzztime="$go_time" -parallel=2 "$2" || status=1
+done
+exit $status
