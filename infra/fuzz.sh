@@ -72,7 +72,7 @@ stop() {
 }
 trap stop EXIT
 
-PORT=0 DATA_DIR="$work/data" STORE=embedded SEED_FILE= POLL_INTERVAL=1h \
+RATE_LIMIT=off PORT=0 DATA_DIR="$work/data" STORE=embedded SEED_FILE= POLL_INTERVAL=1h \
 	"$work/localrunner" 2>"$work/runner.log" &
 runner_pid=$!
 base=

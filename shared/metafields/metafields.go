@@ -11,7 +11,6 @@ package metafields
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -161,18 +160,7 @@ func (in *Input) value() (json.RawMessage, bool) {
 // their numbers.
 func (in *Input) integer() (int64, bool) {
 	raw := strings.TrimSpace(string(in.Value))
-	raw = strings.Trim(raw, `"`)
-	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-		return n, true
-	}
-	if raw == "" || strings.Trim(raw, "0123456789.eE+-") != "" {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(raw, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
-		return 0, false
-	}
-	return int64(f), true
+	return admin.ParseIntegral(strings.Trim(raw, `"`))
 }
 
 // ValidateInputs checks a resource's metafields array.
