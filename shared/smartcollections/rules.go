@@ -320,4 +320,3 @@ func (c *compiled) numberHolds(value float64) bool {
 	}
 	return false
 }
-
