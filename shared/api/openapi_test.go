@@ -61,6 +61,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
@@ -1030,6 +1031,26 @@ func TestOpenAPIScenario(t *testing.T) {
 		}
 		s.checkBody("GET "+p, doc.schema("NotFoundError"), res, false)
 	}
+
+	// With the demo app's bucket full, every operation is 429 with the
+	// documented body and headers, before any work.
+	s.t = t
+	full := *env.Deps
+	frozen := time.Now()
+	full.Limiter = &ratelimit.Memory{Now: func() time.Time { return frozen }}
+	handler := env.Handler
+	env.Handler = api.Handler(&full, api.Groups...)
+	for range admin.DefaultRatePlan.Bucket {
+		env.Do("GET", "/web/redirects/count.json", nil)
+	}
+	for _, op := range doc.ops {
+		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, "1")
+		res := s.do(demoToken, op.method, target, nil, http.StatusTooManyRequests)
+		if res.Header.Get("Retry-After") == "" || res.Header.Get("X-Service-Shop-Api-Call-Limit") != "40/40" {
+			t.Errorf("%s %s: 429 headers %v", op.method, target, res.Header)
+		}
+	}
+	env.Handler = handler
 
 	// Every operation had a success and every documented error but 500.
 	for _, op := range doc.ops {
