@@ -19,7 +19,7 @@ vet:
 bench: ## handler benchmarks and a loopback load run of the local runner
 	bash infra/bench.sh
 
-fuzz: ## long fuzzing: schemathesis, 500 examples per operation, and each Go fuzz target for 2 minutes
+fuzz: ## long fuzzing: schemathesis in 5 rounds of 100 examples per operation, then each Go fuzz target for 2 minutes
 	bash infra/fuzz.sh long
 
 clean:

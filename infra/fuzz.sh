@@ -2,14 +2,20 @@
 # Fuzzing: schemathesis against the local runner with docs/openapi.yaml, then
 # the Go fuzz targets.
 #
-#   infra/fuzz.sh ci     what `make test` runs: 20 examples per operation,
-#                        a fixed seed, each Go fuzz target for 10 s
-#   infra/fuzz.sh long   `make fuzz`: 500 examples per operation (tens of
-#                        thousands of requests), a random seed, each Go fuzz
-#                        target for 2 min
+#   infra/fuzz.sh ci     what `make test` runs: one round of every phase,
+#                        20 examples per operation, a fixed seed, each Go
+#                        fuzz target for 10 s (about 4 minutes in all)
+#   infra/fuzz.sh long   `make fuzz`: every phase, then 4 more rounds of
+#                        random and stateful data, 100 examples per
+#                        operation each, from a random seed (30,000+
+#                        requests), each Go fuzz target for 2 min
 #
-# FUZZ_MAX_EXAMPLES, FUZZ_SEED, FUZZ_GO_TIME and FUZZ_WORKERS override the
-# budget. The runner is built from this tree, listens on a free loopback port
+# FUZZ_MAX_EXAMPLES, FUZZ_ROUNDS, FUZZ_SEED, FUZZ_GO_TIME and FUZZ_WORKERS
+# override the budget. A round is one schemathesis process: its memory grows
+# with the examples it keeps (about 1 GB at 100 per operation), so the long
+# run takes several rounds rather than one big one, and each is capped at
+# FUZZ_MEMORY_KB of address space (6 GiB) so that it fails, rather than
+# take the machine's memory from others. The runner is built from this tree, listens on a free loopback port
 # over a fresh DATA_DIR (so it loads the demo shop), and is stopped at the end;
 # its log is kept in .cache/fuzz/runner.log, schemathesis' reports (JUnit and
 # a pytest file reproducing each failure) in .cache/fuzz/report.
@@ -20,11 +26,13 @@ mode=${1:-ci}
 case $mode in
 ci)
 	max_examples=${FUZZ_MAX_EXAMPLES:-20}
+	rounds=${FUZZ_ROUNDS:-1}
 	seed=${FUZZ_SEED:-20240311}
 	go_time=${FUZZ_GO_TIME:-10s}
 	;;
 long)
-	max_examples=${FUZZ_MAX_EXAMPLES:-500}
+	max_examples=${FUZZ_MAX_EXAMPLES:-100}
+	rounds=${FUZZ_ROUNDS:-5}
 	seed=${FUZZ_SEED:-$RANDOM$RANDOM}
 	go_time=${FUZZ_GO_TIME:-2m}
 	;;
@@ -34,6 +42,7 @@ long)
 	;;
 esac
 workers=${FUZZ_WORKERS:-2}
+memory_kb=${FUZZ_MEMORY_KB:-6291456}
 
 # The demo shop's apps (shared/seed/demo.json): Demo App holds every scope;
 # the read-only app is uninstalled by the last run, which revokes its token.
@@ -45,8 +54,9 @@ make --no-print-directory schemathesis-venv >/dev/null
 # source code to describe filters, and in CPython 3.11 the AST constructor's
 # recursion counter is shared by the interpreter's threads, so two workers
 # parsing at once fail with "AST constructor recursion depth mismatch".
-st() {
-	.cache/venv/bin/python -c '
+st() (
+	ulimit -v "$memory_kb"
+	exec .cache/venv/bin/python -c '
 import ast, sys, threading
 _parse, _lock = ast.parse, threading.Lock()
 def parse(*args, **kwargs):
@@ -56,7 +66,7 @@ ast.parse = parse
 from schemathesis.cli import schemathesis
 sys.argv[0] = "schemathesis"
 sys.exit(schemathesis())' "$@"
-}
+)
 
 work=.cache/fuzz
 rm -rf "$work"
@@ -128,7 +138,6 @@ common=(
 	"$base/openapi.json" --url "$base"
 	--checks "$checks"
 	--max-examples "$max_examples"
-	--seed "$seed"
 	--workers "$workers"
 	--generation-database none
 	--suppress-health-check too_slow,filter_too_much
@@ -139,16 +148,25 @@ common=(
 status=0
 start=$SECONDS
 # Every operation but the app uninstall, which would revoke the token the
-# others use; it runs last, on its own, as the read-only app.
-st --config-file "$work/schemathesis.toml" run "${common[@]}" \
-	-H "X-Service-Access-Token: $token" \
-	--exclude-operation-id uninstallApp \
-	--report junit --report-junit-path "$work/report/junit.xml" \
-	--report pytest --report-pytest-path "$work/report/test_failures.py" || status=$?
-st --config-file "$work/schemathesis.toml" run "${common[@]}" \
+# others use; it runs last, on its own, as the read-only app. The first
+# round runs every phase; later ones, from the next seeds, only the random
+# and stateful phases (the examples and the coverage of the schemas' edges
+# would be the same again).
+for round in $(seq 1 "$rounds"); do
+	phases=examples,coverage,fuzzing,stateful
+	[ "$round" = 1 ] || phases=fuzzing,stateful
+	echo "schemathesis round $round of $rounds: $phases, seed $((seed + round - 1))"
+	st --config-file "$work/schemathesis.toml" run "${common[@]}" \
+		--seed $((seed + round - 1)) --phases "$phases" \
+		-H "X-Service-Access-Token: $token" \
+		--exclude-operation-id uninstallApp \
+		--report junit --report-junit-path "$work/report/junit-$round.xml" \
+		--report pytest --report-pytest-path "$work/report/test_failures-$round.py" || status=$?
+done
+st --config-file "$work/schemathesis.toml" run "${common[@]}" --seed "$seed" \
 	-H "X-Service-Access-Token: $uninstall_token" \
 	--include-operation-id uninstallApp || status=$?
-echo "schemathesis: $((SECONDS - start)) s, $max_examples examples per operation, seed $seed"
+echo "schemathesis: $((SECONDS - start)) s, $rounds round(s) of $max_examples examples per operation, seed $seed"
 stop
 runner_pid=
 
