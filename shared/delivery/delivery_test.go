@@ -305,6 +305,74 @@ func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
 	}, api.Webhooks)
 }
 
+// One receiver that holds every request for 5 s (DeliveryTimeout: each
+// attempt at it fails) among ten does not hold up the other nine: they get
+// every delivery of a burst before the slow one's first request is over.
+// (Consume gives it at most PerReceiver of its 16 workers; before, all 16
+// ended up waiting on it.) DynamoDB Local takes tens to hundreds of
+// milliseconds a call on a busy machine, so the burst is smaller there.
+func TestSlowReceiverAmongTen(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var slowFirst time.Time
+		slowHits := 0
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if slowHits++; slowHits == 1 {
+				slowFirst = time.Now()
+			}
+			mu.Unlock()
+			select {
+			case <-time.After(delivery.DeliveryTimeout):
+			case <-release:
+			}
+		}))
+		t.Cleanup(slow.Close)
+		t.Cleanup(func() { close(release) }) // first: lets held requests end
+		subscribe(t, e, apitest.DemoToken, "orders/create", slow.URL, nil)
+		fast := make([]*receiver, 9)
+		for i := range fast {
+			fast[i] = newReceiver(t)
+			subscribe(t, e, apitest.DemoToken, "orders/create", fast[i].URL, nil)
+		}
+		startPipeline(t, e, time.Hour)
+		changes := 40
+		if strings.HasSuffix(t.Name(), "dynamodb") {
+			changes = 3
+		}
+		start := time.Now()
+		for i := range changes {
+			fire(t, e, "orders/create", map[string]any{"id": i + 1})
+		}
+		waitFor(t, time.Minute, "every delivery to the fast receivers", func() bool {
+			for _, rc := range fast {
+				if len(rc.requests()) < changes {
+					return false
+				}
+			}
+			return true
+		})
+		var last time.Time
+		for _, rc := range fast {
+			for _, r := range rc.requests() {
+				if r.at.After(last) {
+					last = r.at
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("%d deliveries to 9 fast receivers in %v; the slow one got %d requests", 9*changes, last.Sub(start), slowHits)
+		if !slowFirst.IsZero() && !last.Before(slowFirst.Add(delivery.DeliveryTimeout)) {
+			t.Fatalf("the last fast delivery arrived %v after the slow receiver's first request began", last.Sub(slowFirst))
+		}
+		if slowHits > delivery.PerReceiver {
+			t.Fatalf("the slow receiver got %d requests at once, want at most %d", slowHits, delivery.PerReceiver)
+		}
+	}, api.Webhooks)
+}
+
 // Stopping the dispatcher mid-batch loses nothing: unacked messages come back.
 func TestNothingLostWhenStoppedMidBatch(t *testing.T) {
 	shortVisibility(t)
