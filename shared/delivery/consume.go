@@ -55,11 +55,12 @@ func Consume(ctx context.Context, q queue.Queue, d *Dispatcher, workers int) {
 			}
 			continue
 		}
+		batch := Batch(ctx) // the messages of one receive share their reads
 		for _, m := range msgs {
 			slots <- struct{}{}
 			go func() {
 				defer func() { <-slots }()
-				c.handle(ctx, m)
+				c.handle(batch, m)
 			}()
 		}
 	}

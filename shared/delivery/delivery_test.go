@@ -562,3 +562,66 @@ func TestWebhookGetsOnlyChangesCommittedAfterItSubscribed(t *testing.T) {
 		}
 	}, api.Webhooks, api.Collections)
 }
+
+// getCounter counts the Gets of each key.
+type getCounter struct {
+	store.Store
+	mu   sync.Mutex
+	gets map[store.Key]int
+}
+
+func (c *getCounter) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	c.mu.Lock()
+	c.gets[k]++
+	c.mu.Unlock()
+	return c.Store.Get(ctx, k)
+}
+
+// The messages of one batch (a Lambda event, one Receive) read their
+// notification and app once, however many webhooks they go to.
+func TestBatchReadsEachNotificationOnce(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		for i := range 10 {
+			subscribe(t, e, apitest.DemoToken, "orders/create", fmt.Sprintf("%s/%d", rc.URL, i), nil)
+		}
+		fire(t, e, "orders/create", map[string]any{"id": 1})
+		items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: delivery.OutboxPartition})
+		if err != nil || len(items) != 1 {
+			t.Fatalf("outbox: %v, %v", items, err)
+		}
+		nid, _ := records.ParseIDSK(items[0].SK)
+		if err := delivery.FanOut(t.Context(), e.Deps.Store, e.Deps.Queue, nid); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []queue.Message
+		for len(msgs) < 10 {
+			got, err := e.Deps.Queue.Receive(t.Context(), queue.MaxReceive, time.Second)
+			if err != nil || len(got) == 0 {
+				t.Fatalf("received %d of 10: %v", len(msgs), err)
+			}
+			msgs = append(msgs, got...)
+		}
+		counter := &getCounter{Store: e.Deps.Store, gets: map[store.Key]int{}}
+		d := api.Dispatcher(e.Deps, config.Config{})
+		d.Store = counter
+		batch := delivery.Batch(t.Context())
+		var wg sync.WaitGroup
+		for _, m := range msgs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if out, err := d.Deliver(batch, m); err != nil || out.Retry {
+					t.Errorf("deliver: %+v, %v", out, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := len(rc.requests()); n != 10 {
+			t.Fatalf("%d deliveries, want 10", n)
+		}
+		if n := counter.gets[delivery.NotificationKey(nid)]; n != 1 {
+			t.Fatalf("the notification was read %d times, want once", n)
+		}
+	}, api.Webhooks)
+}

@@ -174,14 +174,14 @@ func (d *Dispatcher) Prepare(ctx context.Context, qm queue.Message) (*Prepared, 
 		return nil, err
 	}
 	p.wh = wh
-	var n Notification
-	if _, err := records.Get(ctx, d.Store, NotificationKey(m.NotificationID), &n); err != nil {
+	n, err := d.notification(ctx, m.NotificationID)
+	if err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
 			return nil, nil
 		}
 		return nil, err
 	}
-	app, err := auth.App(ctx, d.Store, m.AppID)
+	app, err := d.app(ctx, m.AppID)
 	if err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
 			return nil, nil
@@ -192,7 +192,7 @@ func (d *Dispatcher) Prepare(ctx context.Context, qm queue.Message) (*Prepared, 
 	if err != nil {
 		return nil, err
 	}
-	body, contentType, err := d.body(ctx, &n, wh)
+	body, contentType, err := d.body(ctx, n, wh)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +277,71 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		after = min(after, d.MaxDelay)
 	}
 	return Outcome{Retry: true, After: after}, records.Transact(ctx, d.Store, ops...)
+}
+
+// A batch shares the reads of its messages' notifications and apps: the
+// messages of one change to several webhooks (or several webhooks of one
+// app) usually arrive together, so a batch of ten reads each once. The
+// reads are strongly consistent, so an app's secret is read at most a
+// batch's time before it signs.
+type batchReads struct {
+	mu            sync.Mutex
+	notifications map[int64]*read[Notification]
+	apps          map[int64]*read[admin.App]
+}
+
+type read[T any] struct {
+	once sync.Once
+	v    *T
+	err  error
+}
+
+type batchKey struct{}
+
+// Batch returns ctx for the deliveries of one batch of messages (one
+// Receive, one Lambda event): Prepare reads each notification and app
+// once for all of them.
+func Batch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, &batchReads{notifications: map[int64]*read[Notification]{}, apps: map[int64]*read[admin.App]{}})
+}
+
+// shared returns the entry of id in m, creating it.
+func shared[T any](b *batchReads, m map[int64]*read[T], id int64) *read[T] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := m[id]
+	if r == nil {
+		r = &read[T]{}
+		m[id] = r
+	}
+	return r
+}
+
+func (d *Dispatcher) notification(ctx context.Context, id int64) (*Notification, error) {
+	get := func() (*Notification, error) {
+		var n Notification
+		if _, err := records.Get(ctx, d.Store, NotificationKey(id), &n); err != nil {
+			return nil, err
+		}
+		return &n, nil
+	}
+	b, _ := ctx.Value(batchKey{}).(*batchReads)
+	if b == nil {
+		return get()
+	}
+	r := shared(b, b.notifications, id)
+	r.once.Do(func() { r.v, r.err = get() })
+	return r.v, r.err
+}
+
+func (d *Dispatcher) app(ctx context.Context, id int64) (*admin.App, error) {
+	b, _ := ctx.Value(batchKey{}).(*batchReads)
+	if b == nil {
+		return auth.App(ctx, d.Store, id)
+	}
+	r := shared(b, b.apps, id)
+	r.once.Do(func() { r.v, r.err = auth.App(ctx, d.Store, id) })
+	return r.v, r.err
 }
 
 func (d *Dispatcher) retryBase() time.Duration {

@@ -15,16 +15,18 @@ import (
 // SQSHandler is the webhook-dispatch function: it attempts each message of
 // a batch and reports those to retry as batch item failures (their
 // visibility already set to the backoff), so SQS deletes only the settled
-// ones. Deliveries of one batch run concurrently.
+// ones. Deliveries of one batch run concurrently and read each notification
+// and app once (Batch).
 func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		retry := make([]bool, len(ev.Records))
 		done := make(chan struct{}, len(ev.Records))
+		batch := Batch(ctx) // one read of each notification and app
 		for i := range ev.Records {
 			go func() {
 				defer func() { done <- struct{}{} }()
-				out, err := d.Deliver(ctx, sqsqueue.FromLambda(ev.Records[i]))
+				out, err := d.Deliver(batch, sqsqueue.FromLambda(ev.Records[i]))
 				switch {
 				case err != nil:
 					slog.Error("delivery attempt failed", "message", ev.Records[i].MessageId, "error", err.Error())
