@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/queue"
 )
 
@@ -14,8 +15,9 @@ import (
 // address: the deliveries that share an HTTP server).
 const (
 	// PerReceiver is how many requests Consume has in flight to one
-	// receiver at most; the connections to it are kept for reuse.
-	PerReceiver = 8
+	// receiver at most; the outbound client keeps as many connections to
+	// it open for reuse.
+	PerReceiver = outbound.IdleConnsPerHost
 	// ReceiverWait is how long a delivery waits for one of its receiver's
 	// slots before its message is handed back to the queue (DeferDelay),
 	// not counted as an attempt: a receiver that answers slowly holds at
