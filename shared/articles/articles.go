@@ -19,8 +19,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"github.com/storeadmin/adminapi/shared/dates"
-	"github.com/storeadmin/adminapi/shared/parents"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,10 +26,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )

@@ -10,14 +10,14 @@ package comments
 import (
 	"context"
 	"encoding/json"
-	"github.com/storeadmin/adminapi/shared/dates"
-	"github.com/storeadmin/adminapi/shared/parents"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/textile"

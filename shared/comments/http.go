@@ -2,7 +2,6 @@ package comments
 
 import (
 	"errors"
-	"github.com/storeadmin/adminapi/shared/dates"
 	"net"
 	"net/http"
 	"net/netip"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"

@@ -3,8 +3,6 @@ package events
 import (
 	"context"
 	"errors"
-	"github.com/storeadmin/adminapi/shared/dates"
-	"github.com/storeadmin/adminapi/shared/parents"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,7 +10,9 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"

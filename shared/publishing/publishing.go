@@ -3,11 +3,11 @@
 package publishing
 
 import (
-	"github.com/storeadmin/adminapi/shared/dates"
 	"net/url"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 )
 
 // Change is how a write moved the published state.

@@ -1,11 +1,11 @@
 package scripttags
 
 import (
-	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"

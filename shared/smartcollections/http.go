@@ -3,11 +3,11 @@ package smartcollections
 import (
 	"context"
 	"errors"
-	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"

@@ -1,12 +1,12 @@
 package webhooks
 
 import (
-	"github.com/storeadmin/adminapi/shared/dates"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
