@@ -55,9 +55,7 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Co
 	case err != nil:
 		return Collect{}, err
 	}
-	if pid > ids.Max {
-		v.Add("product", MsgUnknown)
-	} else if _, err := catalog.GetProduct(ctx, st, pid); admin.ErrorCode(err) == admin.ENOTFOUND {
+	if _, err := catalog.GetProduct(ctx, st, pid); admin.ErrorCode(err) == admin.ENOTFOUND {
 		v.Add("product", MsgUnknown)
 	} else if err != nil {
 		return Collect{}, err
@@ -95,9 +93,6 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Co
 }
 
 func readCollection(ctx context.Context, st store.Store, id int64) (store.Item, error) {
-	if id > ids.Max {
-		return store.Item{}, admin.NotFound
-	}
 	it, err := st.Get(ctx, collection.Key(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return it, admin.NotFound

@@ -152,13 +152,16 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, 
 			claim = len(ops)
 			return append(ops, Claim(namespace, handle, id)), nil
 		})
-		if store.FailedOp(err) == claim && explicit != "" {
+		// claim stays -1 when build failed, which FailedOp also says of any
+		// error that is no failed condition: only a set claim can be taken.
+		taken := claim >= 0 && store.FailedOp(err) == claim
+		if taken && explicit != "" {
 			return false, admin.Invalid("handle", admin.MsgTaken)
 		}
 		// A concurrent create took the generated handle first: everyone
 		// racing for one title computes the same next suffix, so retrying
 		// spreads them out.
-		return store.FailedOp(err) == claim, err
+		return taken, err
 	})
 	return id, handle, err
 }

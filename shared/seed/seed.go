@@ -130,8 +130,9 @@ func Parse(data []byte) (*File, error) {
 			return nil, fmt.Errorf("%s (id %d): access_token is used by another app", where, a.ID)
 		}
 		tokens[a.AccessToken] = true
-		if p := a.RateLimit; p != nil && (p.Bucket < 1 || p.Bucket > 100_000 || !(p.LeakPerSecond > 0 && p.LeakPerSecond <= 10_000)) {
-			return nil, fmt.Errorf("%s (id %d): rate_limit needs a bucket of 1 to 100000 calls and leak_per_second above 0 and at most 10000", where, a.ID)
+		// The bounds keep bucket/leak well inside a time.Duration.
+		if p := a.RateLimit; p != nil && (p.Bucket < 1 || p.Bucket > 100_000 || !(p.LeakPerSecond >= 0.01 && p.LeakPerSecond <= 10_000)) {
+			return nil, fmt.Errorf("%s (id %d): rate_limit needs a bucket of 1 to 100000 calls and a leak_per_second of 0.01 to 10000", where, a.ID)
 		}
 		for _, s := range a.Scopes {
 			if !admin.ValidScope(s) {

@@ -85,3 +85,21 @@ func TestReloadOfAStoreLoadedBeforeMarkers(t *testing.T) {
 		}
 	}, api.Webhooks, api.Variants)
 }
+
+// A call plan must keep the bucket's span (bucket / leak) within what the
+// limiter can hold; anything else stops the load with the app named.
+func TestRatePlanBounds(t *testing.T) {
+	for plan, ok := range map[string]bool{
+		`{"bucket": 80, "leak_per_second": 4}`:        true,
+		`{"bucket": 100000, "leak_per_second": 0.01}`: true,
+		`{"bucket": 100000, "leak_per_second": 1e-9}`: false,
+		`{"bucket": 0, "leak_per_second": 2}`:         false,
+		`{"bucket": 40, "leak_per_second": 0}`:        false,
+	} {
+		_, err := seed.Parse([]byte(`{"shop": {"id": 1, "domain": "s.example.com"}, "apps": [{"id": 9, "name": "A",
+			"access_token": "plan-token-abcdefghijkl", "scopes": [], "rate_limit": ` + plan + `}]}`))
+		if (err == nil) != ok {
+			t.Errorf("plan %s: error %v", plan, err)
+		}
+	}
+}
