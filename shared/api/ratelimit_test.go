@@ -1,13 +1,17 @@
 package api_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
@@ -120,5 +124,30 @@ func TestCallLimitHeaderOnEveryAuthenticatedAnswer(t *testing.T) {
 	}
 	if w := call(h, "not-a-token-of-anyone-here"); w.Code != 401 || w.Header().Get("X-Service-Shop-Api-Call-Limit") != "" {
 		t.Errorf("unauthenticated: %d %q", w.Code, w.Header().Get("X-Service-Shop-Api-Call-Limit"))
+	}
+	// A call the app's scopes do not allow is authenticated: it counts.
+	req := httptest.NewRequest("POST", "/web/redirects.json", strings.NewReader(`{"redirect":{"path":"/a","target":"/b"}}`))
+	req.Header.Set("X-Service-Access-Token", apitest.ReadOnlyToken)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != 403 || w.Header().Get("X-Service-Shop-Api-Call-Limit") != "1/40" {
+		t.Errorf("out of scope: %d %q", w.Code, w.Header().Get("X-Service-Shop-Api-Call-Limit"))
+	}
+}
+
+// brokenLimiter stands for a bucket the store cannot reach.
+type brokenLimiter struct{}
+
+func (brokenLimiter) Take(context.Context, *admin.App) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("throttled")
+}
+
+// A bucket that cannot be read lets calls through rather than failing them.
+func TestCallLimitUnavailableLetsCallsThrough(t *testing.T) {
+	e := apitest.New(t, apitest.OpenEmbedded(t), api.Redirects)
+	d := *e.Deps
+	d.Limiter = brokenLimiter{}
+	if w := call(api.Handler(&d, api.Redirects), apitest.DemoToken); w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
 }

@@ -190,21 +190,21 @@ func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, im
 		case s == "" && !create:
 			v.Add("author", admin.MsgBlank)
 		case utf8.RuneCountInString(s) > maxAuthor:
-			v.Add("author", admin.TooLong(255))
+			v.Add("author", admin.TooLong(maxAuthor))
 		case s != "":
 			a.Author = s
 		}
 	}
 	if in.BodyHTML != nil {
 		if len(*in.BodyHTML) > maxBody {
-			v.Add("body_html", admin.TooMany(256, "KB"))
+			v.Add("body_html", admin.TooMany(maxBody>>10, "KB"))
 		}
 		a.BodyHTML = *in.BodyHTML
 	}
 	if in.SummaryHTML != nil {
 		switch {
 		case len(*in.SummaryHTML) > maxSummary:
-			v.Add("summary_html", admin.TooMany(64, "KB"))
+			v.Add("summary_html", admin.TooMany(maxSummary>>10, "KB"))
 		case strings.TrimSpace(*in.SummaryHTML) == "":
 			a.SummaryHTML = nil
 		default:
@@ -221,7 +221,7 @@ func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, im
 			}
 		}
 		if len(tags) > maxTags {
-			v.Add("tags", admin.TooMany(40, "tags"))
+			v.Add("tags", admin.TooMany(maxTags, "tags"))
 		}
 		a.Tags = strings.Join(tags, ", ")
 	}

@@ -143,7 +143,7 @@ func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.L
 		case a == "":
 			v.Add("author", admin.MsgBlank)
 		case utf8.RuneCountInString(a) > maxAuthor:
-			v.Add("author", admin.TooLong(255))
+			v.Add("author", admin.TooLong(maxAuthor))
 		default:
 			c.Author = a
 		}
@@ -154,7 +154,7 @@ func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.L
 		case strings.TrimSpace(b) == "":
 			v.Add("body", admin.MsgBlank)
 		case utf8.RuneCountInString(b) > maxBody:
-			v.Add("body", admin.TooLong(20000))
+			v.Add("body", admin.TooLong(maxBody))
 		default:
 			c.Body, c.BodyHTML = b, textile.Render(b)
 		}

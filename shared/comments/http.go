@@ -263,7 +263,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	if in.UserAgent != nil {
 		if ua := strings.TrimSpace(*in.UserAgent); len([]rune(ua)) > maxUserAgent {
-			v.Add("user_agent", admin.TooLong(1000))
+			v.Add("user_agent", admin.TooLong(maxUserAgent))
 		} else if ua != "" {
 			c.UserAgent = &ua
 		}

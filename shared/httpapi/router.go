@@ -141,10 +141,7 @@ func (rt *Router) wrap(route *Route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		ctx, err := rt.authorize(r, route)
-		if err == nil {
-			err = rt.limit(ctx, w)
-		}
+		ctx, err := rt.authorize(w, r, route)
 		if err == nil {
 			if r.ContentLength > max {
 				err = errTooLarge
@@ -166,14 +163,17 @@ func (rt *Router) wrap(route *Route) http.Handler {
 
 // limit spends one call of the app's bucket and says so in the call-limit
 // header; a full bucket is 429 with Retry-After, before any work is done.
-func (rt *Router) limit(ctx context.Context, w http.ResponseWriter) error {
+// A bucket that cannot be read or written lets the call through (logged):
+// pacing must not take the API down with it.
+func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.App) error {
 	if rt.limiter == nil {
 		return nil
 	}
-	app := admin.AppFrom(ctx)
 	d, err := rt.limiter.Take(ctx, app)
 	if err != nil {
-		return err
+		slog.WarnContext(ctx, "call limit unavailable; call let through",
+			"request_id", admin.RequestID(ctx), "app_id", app.ID, "error", err.Error())
+		return nil
 	}
 	w.Header().Set(CallLimitHeader, d.Header())
 	if !d.Allowed {
@@ -183,9 +183,9 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter) error {
 	return nil
 }
 
-// authorize authenticates the token and checks the scope; the context it
-// returns carries the app and the shop.
-func (rt *Router) authorize(r *http.Request, route *Route) (context.Context, error) {
+// authorize authenticates the token, spends a call of the app's bucket and
+// checks the scope; the context it returns carries the app and the shop.
+func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route) (context.Context, error) {
 	ctx := r.Context()
 	token := r.Header.Get(TokenHeader)
 	if token == "" {
@@ -193,6 +193,9 @@ func (rt *Router) authorize(r *http.Request, route *Route) (context.Context, err
 	}
 	app, err := rt.identity.AppByToken(ctx, token)
 	if err != nil {
+		return ctx, err
+	}
+	if err := rt.limit(ctx, w, app); err != nil {
 		return ctx, err
 	}
 	write := r.Method != http.MethodGet && r.Method != http.MethodHead

@@ -68,7 +68,7 @@ func (in *input) apply(r *Redirect, create bool) error {
 		case p == "":
 			v.Add("path", admin.MsgBlank)
 		case len(p) > maxLen:
-			v.Add("path", admin.TooLong(1024))
+			v.Add("path", admin.TooLong(maxLen))
 		default:
 			r.Path = p
 		}
@@ -82,7 +82,7 @@ func (in *input) apply(r *Redirect, create bool) error {
 		case t == "":
 			v.Add("target", admin.MsgBlank)
 		case len(t) > maxLen:
-			v.Add("target", admin.TooLong(1024))
+			v.Add("target", admin.TooLong(maxLen))
 		case !validTarget(t):
 			v.Add("target", admin.MsgURIInvalid)
 		default:

@@ -66,7 +66,7 @@ func (in *input) apply(t *ScriptTag, create bool) error {
 		case src == "":
 			v.Add("src", admin.MsgBlank)
 		case len(src) > maxSrcLen:
-			v.Add("src", admin.TooLong(1024))
+			v.Add("src", admin.TooLong(maxSrcLen))
 		default:
 			u, err := url.Parse(src)
 			switch {

@@ -89,7 +89,7 @@ func parseRules(raw json.RawMessage, v *admin.Validation) []Rule {
 		return nil
 	}
 	if len(list) > MaxRules {
-		v.Add("rules", admin.TooMany(60, "rules"))
+		v.Add("rules", admin.TooMany(MaxRules, "rules"))
 		return nil
 	}
 	out := make([]Rule, 0, len(list))
