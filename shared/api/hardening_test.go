@@ -129,6 +129,9 @@ func TestBodyIDsAreChecked(t *testing.T) {
 			t.Fatalf("integral numbers not taken as integers: %v %v", v["inventory_quantity"], v["grams"])
 		}
 		fieldError(t, e.Do("POST", "/com/products/632910392/variants.json", `{"variant":{"option1":"Teal","inventory_quantity":5.5}}`), "inventory_quantity")
+		// Exponents too large to expand are refused as they are, never expanded.
+		huge := `{"variant":{"option1":"Gray","inventory_quantity":1e999999,"ignored":[` + strings.Repeat("1e999999,", 2000) + `1]}}`
+		fieldError(t, e.Do("POST", "/com/products/632910392/variants.json", huge), "inventory_quantity")
 	}, api.Collections, api.Variants, api.Blogs)
 }
 

@@ -93,7 +93,7 @@ func walkNumbers(v any, key string) (any, error) {
 		}
 	case json.Number:
 		s := string(x)
-		if strings.ContainsAny(s, ".eE") {
+		if strings.ContainsAny(s, ".eE") && smallExponent(s) {
 			if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().BitLen() < 64 {
 				s = r.Num().String()
 				x = json.Number(s)
@@ -123,4 +123,17 @@ func idRange(s string) string {
 		return MsgIDTooLarge
 	}
 	return ""
+}
+
+// smallExponent reports whether a number's exponent is at most 40 either
+// way: enough for any integer an int64 holds, however it is written, while
+// 1e999999 (which big.Rat would expand into a million digits) is left for
+// the decoder to refuse.
+func smallExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return true
+	}
+	e, err := strconv.Atoi(s[i+1:])
+	return err == nil && e >= -40 && e <= 40
 }

@@ -53,8 +53,8 @@ func (s *Shared) Take(ctx context.Context, app *admin.App) (Decision, error) {
 		if tat, d = decide(c.tat, clock(s.Now), plan); !d.Allowed {
 			return false, nil
 		}
-		it := store.Item{PK: "ratelimit", SK: records.IDSK(app.ID), Version: c.version + 1,
-			Nums: map[string]int64{"tat": tat.UnixMicro()}}
+		k := Key(app.ID)
+		it := store.Item{PK: k.PK, SK: k.SK, Version: c.version + 1, Nums: map[string]int64{"tat": tat.UnixMicro()}}
 		cond := store.IfVersion
 		if c.version == 0 {
 			cond = store.IfAbsent
