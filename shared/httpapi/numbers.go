@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -93,9 +92,9 @@ func walkNumbers(v any, key string) (any, error) {
 		}
 	case json.Number:
 		s := string(x)
-		if strings.ContainsAny(s, ".eE") && smallExponent(s) {
-			if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().BitLen() < 64 {
-				s = r.Num().String()
+		if strings.ContainsAny(s, ".eE") {
+			if n, ok := admin.ParseIntegral(s); ok {
+				s = strconv.FormatInt(n, 10)
 				x = json.Number(s)
 			}
 		}
@@ -123,17 +122,4 @@ func idRange(s string) string {
 		return MsgIDTooLarge
 	}
 	return ""
-}
-
-// smallExponent reports whether a number's exponent is at most 40 either
-// way: enough for any integer an int64 holds, however it is written, while
-// 1e999999 (which big.Rat would expand into a million digits) is left for
-// the decoder to refuse.
-func smallExponent(s string) bool {
-	i := strings.IndexAny(s, "eE")
-	if i < 0 {
-		return true
-	}
-	e, err := strconv.Atoi(s[i+1:])
-	return err == nil && e >= -40 && e <= 40
 }
