@@ -194,7 +194,7 @@ func TestLongestTitlesGetDistinctHandles(t *testing.T) {
 					body[k] = v
 				}
 				if c.wrapper == "fulfillment_service" {
-					body[c.field] = title[:254] + string(rune('a'+i)) // names are unique themselves
+					body[c.field] = title[:254] + string("!?.,;"[i]) // distinct names, one handle base
 				}
 				o := e.Do("POST", c.path, map[string]any{c.wrapper: body}).Expect(t, 201).Object(t, c.wrapper)
 				h, _ := o["handle"].(string)
