@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # make bench: a loopback load run of the local runner beside a bare net/http
-# JSON server (infra/benchbare), then the handler benchmarks of
-# shared/api/bench_test.go, and a summary against the targets:
+# JSON server (infra/benchbare), then the Go benchmarks of ./shared/...
+# (handlers: shared/api/bench_test.go), the webhook pipeline's
+# (shared/delivery/bench_test.go) three times, and a summary against the
+# targets:
 #   runner req/s >= 0.5 x bare req/s at maximum throughput,
 #   p99 <= 5 ms at 1,000 req/s,
-#   handler overhead without storage <= 50 us per request.
+#   handler overhead without storage <= 50 us per request,
+#   webhook deliveries >= 1,000/s draining a burst (BenchmarkLocalPipeline),
+#   change-to-delivery p50 < 200 ms at a steady 500 changes/s
+#   (BenchmarkLocalPipelineSteady), and with one receiver of ten taking 5 s
+#   (BenchmarkLocalPipelineSlowReceiver, the nine others' deliveries);
+# the pipeline's verdicts take the median of the three runs.
 # Needs only Go: hey is installed into .cache/bin on first use. Both servers
 # listen on free 127.0.0.1 ports and are stopped on exit. Figures are
 # printed, not enforced; BENCH_STRICT=1 makes a missed target fail the run.
@@ -165,13 +172,34 @@ loadavg_after=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 kill "$runner_pid" "$bare_pid" 2>/dev/null || true
 wait "$runner_pid" "$bare_pid" 2>/dev/null || true
 
-echo "Go benchmarks (go test -run '^\$' -bench . -benchmem ./shared/...)"
-go test -run '^$' -bench . -benchmem ./shared/... | grep -v '^ok\|no test files' | tee "$tmp/gobench.txt"
+echo "Go benchmarks (go test -run '^\$' -bench . -skip BenchmarkLocalPipeline -benchmem ./shared/...)"
+go test -run '^$' -bench . -skip BenchmarkLocalPipeline -benchmem ./shared/... | grep -v '^ok\|no test files' | tee "$tmp/gobench.txt"
+echo "Webhook pipeline benchmarks (go test -run '^\$' -bench BenchmarkLocalPipeline -benchmem -count 3 ./shared/delivery)"
+go test -run '^$' -bench BenchmarkLocalPipeline -benchmem -count 3 ./shared/delivery | grep -v '^ok\|no test files' | tee "$tmp/pipebench.txt"
 
 runner_rps=$(rps runner-max) bare_rps=$(rps bare-max)
 ratio=$(awk -v a="$runner_rps" -v b="$bare_rps" 'BEGIN {printf "%.2f", a / b}')
 runner_p99=$(pct runner-rate 99) bare_p99=$(pct bare-rate 99)
 overhead=$(awk '$1 ~ /^BenchmarkRedirectGetNoStorage/ {for (i = 2; i < NF; i++) if ($(i + 1) == "us/req") printf "%.1f", $i}' "$tmp/gobench.txt")
+
+# pipe NAME UNIT: "min-max" and the median of a pipeline benchmark's metric
+# over its runs, as "RANGE MEDIAN".
+pipe() {
+	awk -v name="$1" -v unit="$2" '
+		$1 ~ ("^" name "(-[0-9]+)?$") {for (i = 2; i < NF; i++) if ($(i + 1) == unit) v[n++] = $i}
+		END {
+			if (n == 0) {print "? 1e9"; exit}
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) {t = v[i]; v[i] = v[j]; v[j] = t}
+			printf "%g-%g %g\n", v[0], v[n - 1], v[int(n / 2)]
+		}' "$tmp/pipebench.txt"
+}
+read -r burst_range burst_med < <(pipe BenchmarkLocalPipeline deliveries/s)
+read -r burst_allocs _ < <(pipe BenchmarkLocalPipeline allocs/op)
+read -r steady_p50_range steady_p50 < <(pipe BenchmarkLocalPipelineSteady p50-ms)
+read -r steady_p99_range _ < <(pipe BenchmarkLocalPipelineSteady p99-ms)
+read -r slow_rate_range _ < <(pipe BenchmarkLocalPipelineSlowReceiver deliveries/s)
+read -r slow_p50_range slow_p50 < <(pipe BenchmarkLocalPipelineSlowReceiver p50-ms)
+read -r slow_p99_range _ < <(pipe BenchmarkLocalPipelineSlowReceiver p99-ms)
 
 missed=0
 # verdict VAR CONDITION: VAR=ok when the awk expression holds, else MISSED (counted).
@@ -186,6 +214,9 @@ verdict() {
 verdict v_ratio "$ratio >= 0.5"
 verdict v_p99 "$runner_p99 <= 5"
 verdict v_over "${overhead:-1e9} <= 50"
+verdict v_burst "$burst_med >= 1000"
+verdict v_steady "$steady_p50 < 200"
+verdict v_slow "$slow_p50 < 200"
 
 echo
 echo "Summary (loopback; $(nproc) cores shared by hey and the server)"
@@ -199,8 +230,17 @@ printf '%-44s %14s %14s\n' "1,000 req/s run: p50 ms" "$(pct runner-rate 50)" "$(
 printf '%-44s %14s %14s %8s  %s\n' "1,000 req/s run: p99 ms" "$runner_p99" "$bare_p99" "<= 5" "$v_p99"
 printf '%-44s %14s %14s %8s  %s\n' "handler overhead without storage, us/req" "${overhead:-?}" "" "<= 50" "$v_over"
 echo
-echo "Go benchmarks (per request through the handler; embedded store unless NoStorage):"
-awk '$1 ~ /^Benchmark/' "$tmp/gobench.txt" | sed 's/^/  /'
+echo "Webhook pipeline (embedded store, loopback receivers; min-max of 3 runs, verdict on the median)"
+printf '%-44s %29s %8s  %s\n' "burst: deliveries/s" "$burst_range" ">= 1000" "$v_burst"
+printf '%-44s %29s\n' "burst: allocations per delivery" "$burst_allocs"
+printf '%-44s %29s %8s  %s\n' "steady 500 changes/s: p50 ms" "$steady_p50_range" "< 200" "$v_steady"
+printf '%-44s %29s\n' "steady 500 changes/s: p99 ms" "$steady_p99_range"
+printf '%-44s %29s\n' "1 of 10 receivers 5 s: the 9 others' del./s" "$slow_rate_range"
+printf '%-44s %29s %8s  %s\n' "1 of 10 receivers 5 s: the 9 others' p50 ms" "$slow_p50_range" "< 200" "$v_slow"
+printf '%-44s %29s\n' "1 of 10 receivers 5 s: the 9 others' p99 ms" "$slow_p99_range"
+echo
+echo "Go benchmarks (handlers: per request, embedded store unless NoStorage; pipeline: per delivery, or per steady run):"
+awk '$1 ~ /^Benchmark/' "$tmp/gobench.txt" "$tmp/pipebench.txt" | sed 's/^/  /'
 
 if ((missed > 0)); then
 	echo

@@ -29,6 +29,10 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
+// deliveryWorkers is how many deliveries the runner has in hand at once
+// (at most delivery.PerReceiver of them to one receiver).
+const deliveryWorkers = 64
+
 func main() {
 	if err := run(); err != nil {
 		log.Fatal(err)
@@ -48,6 +52,9 @@ func run() error {
 		return err
 	}
 	defer deps.Store.Close()
+	// Committing a notification wakes the outbox pump at once (it also
+	// polls, for what another process committed).
+	deps.Store = delivery.WatchOutbox(deps.Store)
 	if err := loadSeed(ctx, cfg, deps.Store); err != nil {
 		return err
 	}
@@ -86,7 +93,7 @@ func run() error {
 	}()
 	go func() {
 		defer pipelineDone.Done()
-		delivery.Consume(pipeline, deps.Queue, api.Dispatcher(deps, cfg), 16)
+		delivery.Consume(pipeline, deps.Queue, api.Dispatcher(deps, cfg), deliveryWorkers)
 	}()
 	go func() {
 		defer pipelineDone.Done()

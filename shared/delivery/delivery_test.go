@@ -305,6 +305,74 @@ func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
 	}, api.Webhooks)
 }
 
+// One receiver that holds every request for 5 s (DeliveryTimeout: each
+// attempt at it fails) among ten does not hold up the other nine: they get
+// every delivery of a burst before the slow one's first request is over.
+// (Consume gives it at most PerReceiver of its 16 workers; before, all 16
+// ended up waiting on it.) DynamoDB Local takes tens to hundreds of
+// milliseconds a call on a busy machine, so the burst is smaller there.
+func TestSlowReceiverAmongTen(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var slowFirst time.Time
+		slowHits := 0
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if slowHits++; slowHits == 1 {
+				slowFirst = time.Now()
+			}
+			mu.Unlock()
+			select {
+			case <-time.After(delivery.DeliveryTimeout):
+			case <-release:
+			}
+		}))
+		t.Cleanup(slow.Close)
+		t.Cleanup(func() { close(release) }) // first: lets held requests end
+		subscribe(t, e, apitest.DemoToken, "orders/create", slow.URL, nil)
+		fast := make([]*receiver, 9)
+		for i := range fast {
+			fast[i] = newReceiver(t)
+			subscribe(t, e, apitest.DemoToken, "orders/create", fast[i].URL, nil)
+		}
+		startPipeline(t, e, time.Hour)
+		changes := 40
+		if strings.HasSuffix(t.Name(), "dynamodb") {
+			changes = 3
+		}
+		start := time.Now()
+		for i := range changes {
+			fire(t, e, "orders/create", map[string]any{"id": i + 1})
+		}
+		waitFor(t, time.Minute, "every delivery to the fast receivers", func() bool {
+			for _, rc := range fast {
+				if len(rc.requests()) < changes {
+					return false
+				}
+			}
+			return true
+		})
+		var last time.Time
+		for _, rc := range fast {
+			for _, r := range rc.requests() {
+				if r.at.After(last) {
+					last = r.at
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("%d deliveries to 9 fast receivers in %v; the slow one got %d requests", 9*changes, last.Sub(start), slowHits)
+		if !slowFirst.IsZero() && !last.Before(slowFirst.Add(delivery.DeliveryTimeout)) {
+			t.Fatalf("the last fast delivery arrived %v after the slow receiver's first request began", last.Sub(slowFirst))
+		}
+		if slowHits > delivery.PerReceiver {
+			t.Fatalf("the slow receiver got %d requests at once, want at most %d", slowHits, delivery.PerReceiver)
+		}
+	}, api.Webhooks)
+}
+
 // Stopping the dispatcher mid-batch loses nothing: unacked messages come back.
 func TestNothingLostWhenStoppedMidBatch(t *testing.T) {
 	shortVisibility(t)
@@ -493,4 +561,67 @@ func TestWebhookGetsOnlyChangesCommittedAfterItSubscribed(t *testing.T) {
 			t.Fatalf("the deleted webhook got %d deliveries", n)
 		}
 	}, api.Webhooks, api.Collections)
+}
+
+// getCounter counts the Gets of each key.
+type getCounter struct {
+	store.Store
+	mu   sync.Mutex
+	gets map[store.Key]int
+}
+
+func (c *getCounter) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	c.mu.Lock()
+	c.gets[k]++
+	c.mu.Unlock()
+	return c.Store.Get(ctx, k)
+}
+
+// The messages of one batch (a Lambda event, one Receive) read their
+// notification and app once, however many webhooks they go to.
+func TestBatchReadsEachNotificationOnce(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t)
+		for i := range 10 {
+			subscribe(t, e, apitest.DemoToken, "orders/create", fmt.Sprintf("%s/%d", rc.URL, i), nil)
+		}
+		fire(t, e, "orders/create", map[string]any{"id": 1})
+		items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: delivery.OutboxPartition})
+		if err != nil || len(items) != 1 {
+			t.Fatalf("outbox: %v, %v", items, err)
+		}
+		nid, _ := records.ParseIDSK(items[0].SK)
+		if err := delivery.FanOut(t.Context(), e.Deps.Store, e.Deps.Queue, nid); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []queue.Message
+		for len(msgs) < 10 {
+			got, err := e.Deps.Queue.Receive(t.Context(), queue.MaxReceive, time.Second)
+			if err != nil || len(got) == 0 {
+				t.Fatalf("received %d of 10: %v", len(msgs), err)
+			}
+			msgs = append(msgs, got...)
+		}
+		counter := &getCounter{Store: e.Deps.Store, gets: map[store.Key]int{}}
+		d := api.Dispatcher(e.Deps, config.Config{})
+		d.Store = counter
+		batch := delivery.Batch(t.Context())
+		var wg sync.WaitGroup
+		for _, m := range msgs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if out, err := d.Deliver(batch, m); err != nil || out.Retry {
+					t.Errorf("deliver: %+v, %v", out, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := len(rc.requests()); n != 10 {
+			t.Fatalf("%d deliveries, want 10", n)
+		}
+		if n := counter.gets[delivery.NotificationKey(nid)]; n != 1 {
+			t.Fatalf("the notification was read %d times, want once", n)
+		}
+	}, api.Webhooks)
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -128,57 +129,118 @@ type health struct {
 // Deliver makes one attempt at a message. An error means the attempt could
 // not be made (the store failed): leave the message to come back.
 func (d *Dispatcher) Deliver(ctx context.Context, qm queue.Message) (Outcome, error) {
-	var m Message
-	if err := json.Unmarshal(qm.Body, &m); err != nil {
-		slog.Error("dropping an unreadable delivery message", "error", err.Error())
-		return Outcome{}, nil
+	p, err := d.Prepare(ctx, qm)
+	if p == nil || err != nil {
+		return Outcome{}, err
 	}
+	return d.Record(ctx, p, d.Send(ctx, p))
+}
+
+// Prepared is a message ready to send: its webhook, notification and the
+// signed request.
+type Prepared struct {
+	qm       queue.Message
+	m        Message
+	wh       *webhooks.Webhook
+	topic    string
+	body     []byte
+	headers  [6][2]string
+	receiver string
+}
+
+// Receiver names the HTTP server the delivery goes to (scheme://host:port
+// as written in the address): deliveries to one receiver share its limits.
+func (p *Prepared) Receiver() string { return p.receiver }
+
+// Prepare reads what an attempt at qm needs and renders its request. It
+// returns nil (and no error) when there is nothing to deliver: the message
+// is unreadable, or its webhook, notification or app is gone; the message
+// is then done. An error means the store failed: leave the message to
+// come back.
+func (d *Dispatcher) Prepare(ctx context.Context, qm queue.Message) (*Prepared, error) {
+	p := &Prepared{qm: qm}
+	if err := json.Unmarshal(qm.Body, &p.m); err != nil {
+		slog.Error("dropping an unreadable delivery message", "error", err.Error())
+		return nil, nil
+	}
+	m := &p.m
 	wh, err := webhooks.Lookup(ctx, d.Store, m.AppID, m.WebhookID)
 	switch {
 	case admin.ErrorCode(err) == admin.ENOTFOUND && m.Snapshot != nil:
 		wh = m.Snapshot
 	case admin.ErrorCode(err) == admin.ENOTFOUND:
-		return Outcome{}, nil // the webhook was deleted: nothing to deliver
+		return nil, nil // the webhook was deleted: nothing to deliver
 	case err != nil:
-		return Outcome{}, err
+		return nil, err
 	}
-	var n Notification
-	if _, err := records.Get(ctx, d.Store, NotificationKey(m.NotificationID), &n); err != nil {
-		if admin.ErrorCode(err) == admin.ENOTFOUND {
-			return Outcome{}, nil
-		}
-		return Outcome{}, err
-	}
-	app, err := auth.App(ctx, d.Store, m.AppID)
+	p.wh = wh
+	n, err := d.notification(ctx, m.NotificationID)
 	if err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
-			return Outcome{}, nil
+			return nil, nil
 		}
-		return Outcome{}, err
+		return nil, err
+	}
+	app, err := d.app(ctx, m.AppID)
+	if err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return nil, nil
+		}
+		return nil, err
 	}
 	shop, err := d.shopRecord(ctx)
 	if err != nil {
-		return Outcome{}, err
+		return nil, err
 	}
-	body, contentType, err := d.body(ctx, &n, wh)
+	body, contentType, err := d.body(ctx, n, wh)
 	if err != nil {
-		return Outcome{}, err
+		return nil, err
 	}
+	p.topic, p.body = n.Topic, body
+	p.headers = [...][2]string{
+		{"Content-Type", contentType},
+		{"X-Service-Topic", n.Topic},
+		{"X-Service-Shop-Domain", shop.Domain},
+		{"X-Service-Webhook-Id", m.DeliveryID},
+		{"X-Service-Triggered-At", n.TriggeredAt.Format(time.RFC3339)},
+		{"X-Service-Hmac-Sha256", Sign(app.SharedSecret, body)},
+	}
+	p.receiver = wh.Address
+	if u, err := url.Parse(wh.Address); err == nil {
+		p.receiver = u.Scheme + "://" + u.Host
+	}
+	return p, nil
+}
 
-	start := time.Now()
-	status, sendErr := d.send(ctx, wh.Address, body, map[string]string{
-		"Content-Type":           contentType,
-		"X-Service-Topic":        n.Topic,
-		"X-Service-Shop-Domain":  shop.Domain,
-		"X-Service-Webhook-Id":   m.DeliveryID,
-		"X-Service-Triggered-At": n.TriggeredAt.Format(time.RFC3339),
-		"X-Service-Hmac-Sha256":  Sign(app.SharedSecret, body),
-	})
+// Sent is the result of sending a prepared delivery.
+type Sent struct {
+	status   int
+	err      error
+	start    time.Time
+	duration time.Duration
+}
+
+// Send makes the HTTP request of p, within DeliveryTimeout.
+func (d *Dispatcher) Send(ctx context.Context, p *Prepared) Sent {
+	r := Sent{start: time.Now()}
+	r.status, r.err = d.send(ctx, p.wh.Address, p.body, &p.headers)
+	r.duration = time.Since(r.start)
+	return r
+}
+
+// Record logs the attempt p made (r) and says what to do with its message:
+// done, or to retry after a backoff; after MaxAttempts a failed delivery
+// is dead-lettered. An error means the outcome could not be recorded (the
+// store failed, or ctx ended, which is not the receiver's fault): leave
+// the message to come back.
+func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, error) {
 	if ctx.Err() != nil { // shutting down: not the receiver's fault; the message comes back
 		return Outcome{}, ctx.Err()
 	}
-	a := Attempt{ID: d.IDs.Next(), DeliveryID: m.DeliveryID, Topic: n.Topic, Attempt: qm.Attempt,
-		DurationMS: time.Since(start).Milliseconds(), CreatedAt: admin.Now()}
+	qm, m, wh := p.qm, &p.m, p.wh
+	status, sendErr := r.status, r.err
+	a := Attempt{ID: d.IDs.Next(), DeliveryID: m.DeliveryID, Topic: p.topic, Attempt: qm.Attempt,
+		DurationMS: r.duration.Milliseconds(), CreatedAt: admin.Now()}
 	if status != 0 {
 		a.ResponseStatus = &status
 	}
@@ -207,7 +269,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, qm queue.Message) (Outcome, er
 		dl := DeadLetterKey(wh.ID, m.DeliveryID)
 		ops = append(ops, store.Put(store.Item{PK: dl.PK, SK: dl.SK, Version: 1, Data: qm.Body,
 			ExpiresAt: time.Now().Add(logTTL).Unix()}, store.Always, 0))
-		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", n.Topic)
+		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", p.topic)
 		return Outcome{}, records.Transact(ctx, d.Store, ops...)
 	}
 	after := Backoff(d.retryBase(), qm.Attempt)
@@ -215,6 +277,71 @@ func (d *Dispatcher) Deliver(ctx context.Context, qm queue.Message) (Outcome, er
 		after = min(after, d.MaxDelay)
 	}
 	return Outcome{Retry: true, After: after}, records.Transact(ctx, d.Store, ops...)
+}
+
+// A batch shares the reads of its messages' notifications and apps: the
+// messages of one change to several webhooks (or several webhooks of one
+// app) usually arrive together, so a batch of ten reads each once. The
+// reads are strongly consistent, so an app's secret is read at most a
+// batch's time before it signs.
+type batchReads struct {
+	mu            sync.Mutex
+	notifications map[int64]*read[Notification]
+	apps          map[int64]*read[admin.App]
+}
+
+type read[T any] struct {
+	once sync.Once
+	v    *T
+	err  error
+}
+
+type batchKey struct{}
+
+// Batch returns ctx for the deliveries of one batch of messages (one
+// Receive, one Lambda event): Prepare reads each notification and app
+// once for all of them.
+func Batch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, &batchReads{notifications: map[int64]*read[Notification]{}, apps: map[int64]*read[admin.App]{}})
+}
+
+// shared returns the entry of id in m, creating it.
+func shared[T any](b *batchReads, m map[int64]*read[T], id int64) *read[T] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := m[id]
+	if r == nil {
+		r = &read[T]{}
+		m[id] = r
+	}
+	return r
+}
+
+func (d *Dispatcher) notification(ctx context.Context, id int64) (*Notification, error) {
+	get := func() (*Notification, error) {
+		var n Notification
+		if _, err := records.Get(ctx, d.Store, NotificationKey(id), &n); err != nil {
+			return nil, err
+		}
+		return &n, nil
+	}
+	b, _ := ctx.Value(batchKey{}).(*batchReads)
+	if b == nil {
+		return get()
+	}
+	r := shared(b, b.notifications, id)
+	r.once.Do(func() { r.v, r.err = get() })
+	return r.v, r.err
+}
+
+func (d *Dispatcher) app(ctx context.Context, id int64) (*admin.App, error) {
+	b, _ := ctx.Value(batchKey{}).(*batchReads)
+	if b == nil {
+		return auth.App(ctx, d.Store, id)
+	}
+	r := shared(b, b.apps, id)
+	r.once.Do(func() { r.v, r.err = auth.App(ctx, d.Store, id) })
+	return r.v, r.err
 }
 
 func (d *Dispatcher) retryBase() time.Duration {
@@ -255,15 +382,15 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 	return true, d.Store.Transact(ctx, store.Delete(healthKey(wh.ID), store.Always, 0))
 }
 
-func (d *Dispatcher) send(ctx context.Context, address string, body []byte, headers map[string]string) (int, error) {
+func (d *Dispatcher) send(ctx context.Context, address string, body []byte, headers *[6][2]string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, address, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
+	for _, h := range headers {
+		req.Header[h[0]] = []string{h[1]} // canonical names
 	}
 	res, _, err := d.Client.Do(req, maxResponse)
 	if res != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -43,73 +44,180 @@ func DeliveryID(notificationID, webhookID int64) string {
 // twice (a crash between the two steps), it queues the same deliveries
 // again under the same ids.
 func FanOut(ctx context.Context, st store.Store, q queue.Queue, notificationID int64) error {
+	_, err := FanOutMany(ctx, st, q, []int64{notificationID})
+	return err
+}
+
+// FanOutMany fans out several notifications as FanOut does one, sharing
+// the work: one read of each topic's subscribers, the messages of all in
+// one Send (SQS batches of ten, or one store transaction per 100), then
+// the markers deleted concurrently (single-item deletes, which the
+// embedded store commits together). It returns how many notifications,
+// from the first, were fanned out and their markers removed; on an error
+// the rest were not, or only partly (their markers stay, so they are
+// fanned out again later, under the same delivery ids).
+func FanOutMany(ctx context.Context, st store.Store, q queue.Queue, notificationIDs []int64) (done int, err error) {
+	subs := map[string][]webhooks.Webhook{}
+	var bodies [][]byte
+	n := 0
+	var stopped error
+	for _, id := range notificationIDs {
+		b, err := messages(ctx, st, id, subs)
+		if err != nil {
+			stopped = err
+			break
+		}
+		bodies = append(bodies, b...)
+		n++
+	}
+	if len(bodies) > 0 {
+		if err := q.Send(ctx, bodies...); err != nil {
+			return 0, err
+		}
+	}
+	if done, err := dropMarkers(ctx, st, notificationIDs[:n]); err != nil {
+		return done, err
+	}
+	return n, stopped
+}
+
+// messages returns the queue messages of one notification; subs caches
+// the subscribers of each topic for one fan-out.
+func messages(ctx context.Context, st store.Store, notificationID int64, subs map[string][]webhooks.Webhook) ([][]byte, error) {
 	var n Notification
 	if _, err := records.Get(ctx, st, NotificationKey(notificationID), &n); err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
-			return dropMarker(ctx, st, notificationID) // expired: nothing left to send
+			return nil, nil // expired: nothing left to send
 		}
-		return err
+		return nil, err
 	}
-	subs, err := webhooks.Subscribers(ctx, st, n.Topic)
-	if err != nil {
-		return err
+	list, ok := subs[n.Topic]
+	if !ok {
+		var err error
+		if list, err = webhooks.Subscribers(ctx, st, n.Topic); err != nil {
+			return nil, err
+		}
+		subs[n.Topic] = list
 	}
 	var bodies [][]byte
-	for i := range subs {
-		if n.AppID != 0 && subs[i].AppID != n.AppID {
+	for i := range list {
+		if n.AppID != 0 && list[i].AppID != n.AppID {
 			continue
 		}
-		if n.Clock != nil && !subs[i].SubscribedBy(*n.Clock) {
+		if n.Clock != nil && !list[i].SubscribedBy(*n.Clock) {
 			continue // subscribed after the change
 		}
-		m := Message{DeliveryID: DeliveryID(n.ID, subs[i].ID), NotificationID: n.ID, WebhookID: subs[i].ID, AppID: subs[i].AppID}
+		m := Message{DeliveryID: DeliveryID(n.ID, list[i].ID), NotificationID: n.ID, WebhookID: list[i].ID, AppID: list[i].AppID}
 		if n.AppID != 0 {
-			m.Snapshot = &subs[i]
+			m.Snapshot = &list[i]
 		}
 		b, _ := json.Marshal(&m)
 		bodies = append(bodies, b)
 	}
-	if len(bodies) > 0 {
-		if err := q.Send(ctx, bodies...); err != nil {
-			return err
-		}
-	}
-	return dropMarker(ctx, st, notificationID)
+	return bodies, nil
 }
 
-func dropMarker(ctx context.Context, st store.Store, id int64) error {
-	return st.Transact(ctx, store.Delete(store.Key{PK: OutboxPartition, SK: records.IDSK(id)}, store.Always, 0))
+// markerDeletes bounds the marker deletes in flight at once.
+const markerDeletes = 16
+
+// dropMarkers deletes the markers of ids and returns how many, from the
+// first, are gone, with the first error.
+func dropMarkers(ctx context.Context, st store.Store, ids []int64) (int, error) {
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, markerDeletes)
+	for i, id := range ids {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			errs[i] = st.Transact(ctx, store.Delete(store.Key{PK: OutboxPartition, SK: records.IDSK(id)}, store.Always, 0))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(ids), nil
 }
+
+// pumpPage is how many markers Pump fans out at once.
+const pumpPage = 100
 
 // Pump fans out notifications from the outbox partition until ctx ends: the
 // local runner's stand-in for the table stream. Markers are durable, so a
-// restart resumes where it stopped.
+// restart resumes where it stopped. It looks every `every`, and at once
+// when st is a WatchOutbox store that committed a notification.
 func Pump(ctx context.Context, st store.Store, q queue.Queue, every time.Duration) {
+	var wake <-chan struct{}
+	if w, ok := st.(*Watched); ok {
+		wake = w.wake
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		items, _, err := st.Query(ctx, store.Query{PK: OutboxPartition, Limit: 100})
+		items, _, err := st.Query(ctx, store.Query{PK: OutboxPartition, Limit: pumpPage})
 		if err != nil && ctx.Err() == nil {
 			slog.Error("outbox read failed", "error", err.Error())
 		}
+		ids := make([]int64, 0, len(items))
 		for _, it := range items {
 			id, err := records.ParseIDSK(it.SK)
-			if err == nil {
-				err = FanOut(ctx, st, q, id)
+			if err != nil {
+				slog.Error("unreadable outbox marker", "marker", it.SK)
+				continue
 			}
+			ids = append(ids, id)
+		}
+		if len(ids) > 0 {
+			done, err := FanOutMany(ctx, st, q, ids)
 			if err != nil && ctx.Err() == nil {
-				slog.Error("fan-out failed", "notification", it.SK, "error", err.Error())
+				slog.Error("fan-out failed", "notification", ids[done], "error", err.Error())
 			}
 		}
-		if len(items) == 100 {
+		if len(items) == pumpPage && err == nil {
 			continue
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
+}
+
+// Watched is a store that tells Pump when a transaction writing an outbox
+// marker commits, so that the local runner fans a change out at once
+// rather than at the next poll.
+type Watched struct {
+	store.Store
+	wake chan struct{}
+}
+
+// WatchOutbox wraps st; give the wrapper to everything that writes
+// notifications, and to Pump.
+func WatchOutbox(st store.Store) *Watched {
+	return &Watched{Store: st, wake: make(chan struct{}, 1)}
+}
+
+// Transact commits ops, then wakes Pump if they wrote an outbox marker.
+func (w *Watched) Transact(ctx context.Context, ops ...store.Op) error {
+	if err := w.Store.Transact(ctx, ops...); err != nil {
+		return err
+	}
+	for i := range ops {
+		if ops[i].Kind == store.OpPut && ops[i].Item.PK == OutboxPartition {
+			select {
+			case w.wake <- struct{}{}:
+			default: // a wake-up is already pending
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // SweepAge is how old an outbox marker must be before Sweep fans it out:
@@ -125,14 +233,15 @@ func Sweep(ctx context.Context, st store.Store, q queue.Queue, max int) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]int64, 0, len(items))
 	for _, it := range items {
-		id, err := records.ParseIDSK(it.SK)
-		if err != nil {
-			continue
-		}
-		if err := FanOut(ctx, st, q, id); err != nil {
-			return err
+		if id, err := records.ParseIDSK(it.SK); err == nil {
+			ids = append(ids, id)
 		}
 	}
-	return nil
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err = FanOutMany(ctx, st, q, ids)
+	return err
 }

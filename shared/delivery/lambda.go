@@ -15,16 +15,18 @@ import (
 // SQSHandler is the webhook-dispatch function: it attempts each message of
 // a batch and reports those to retry as batch item failures (their
 // visibility already set to the backoff), so SQS deletes only the settled
-// ones. Deliveries of one batch run concurrently.
+// ones. Deliveries of one batch run concurrently and read each notification
+// and app once (Batch).
 func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		retry := make([]bool, len(ev.Records))
 		done := make(chan struct{}, len(ev.Records))
+		batch := Batch(ctx) // one read of each notification and app
 		for i := range ev.Records {
 			go func() {
 				defer func() { done <- struct{}{} }()
-				out, err := d.Deliver(ctx, sqsqueue.FromLambda(ev.Records[i]))
+				out, err := d.Deliver(batch, sqsqueue.FromLambda(ev.Records[i]))
 				switch {
 				case err != nil:
 					slog.Error("delivery attempt failed", "message", ev.Records[i].MessageId, "error", err.Error())
@@ -51,24 +53,42 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 
 // StreamHandler is the change-feed function: for each outbox marker the
 // table's stream inserts, it fans the notification out to the delivery
-// queue. A failed record is reported by sequence number, so the stream
-// retries from it and nothing after it is skipped.
+// queue. The first failed record is reported by sequence number, so the
+// stream retries from it and nothing after it is skipped.
 func StreamHandler(st store.Store, q queue.Queue) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
+		fail := func(seq string, err error) {
+			slog.Error("fan-out failed", "sequence", seq, "error", err.Error())
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+		}
+		// The batch's notifications are fanned out together (one read of
+		// each topic's subscribers, full SendMessageBatch calls), up to the
+		// first unreadable record.
+		var ids []int64
+		var seqs []string
+		var bad error
 		for _, r := range ev.Records {
 			if r.EventName != string(events.DynamoDBOperationTypeInsert) || r.Change.Keys["PK"].String() != OutboxPartition {
 				continue
 			}
 			id, err := records.ParseIDSK(r.Change.Keys["SK"].String())
-			if err == nil {
-				err = FanOut(ctx, st, q, id)
-			}
+			seqs = append(seqs, r.Change.SequenceNumber)
 			if err != nil {
-				slog.Error("fan-out failed", "sequence", r.Change.SequenceNumber, "error", err.Error())
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+				bad = err
+				break
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) > 0 {
+			if done, err := FanOutMany(ctx, st, q, ids); err != nil {
+				fail(seqs[done], err)
 				return resp, nil
 			}
+		}
+		if bad != nil {
+			fail(seqs[len(seqs)-1], bad)
+			return resp, nil
 		}
 		// Each batch also picks up a few markers whose stream records were
 		// given up on, so no notification stays unsent while changes go on.

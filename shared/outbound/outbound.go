@@ -24,6 +24,10 @@ const (
 	ConnectTimeout = 2 * time.Second
 	TotalTimeout   = 10 * time.Second
 	MaxRedirects   = 3
+	// IdleConnsPerHost connections to one host are kept open for reuse:
+	// as many as webhook deliveries have in flight to one receiver, so a
+	// busy receiver is sent to over warm connections.
+	IdleConnsPerHost = 8
 )
 
 // ErrRefused is wrapped by errors for destinations the client will not reach.
@@ -48,7 +52,7 @@ func New(allowPrivate bool) *Client {
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   ConnectTimeout * 2,
 		ResponseHeaderTimeout: TotalTimeout,
-		MaxIdleConnsPerHost:   8,
+		MaxIdleConnsPerHost:   IdleConnsPerHost,
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}

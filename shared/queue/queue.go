@@ -54,6 +54,24 @@ type Queue interface {
 	Retry(ctx context.Context, m Message, after time.Duration) error
 }
 
+// Deferrer is a Queue that can hand a received message back without
+// counting the receive as an attempt: a consumer that received more than it
+// can start (its receiver is busy) defers the rest. The message is received
+// again after `after` with the same Attempt. storequeue implements it;
+// with Amazon SQS, whose receive count cannot be taken back, consumers use
+// Retry instead.
+type Deferrer interface {
+	Defer(ctx context.Context, m Message, after time.Duration) error
+}
+
+// Acker is a Queue that deletes several received messages at once (one
+// store transaction, or SQS DeleteMessageBatch calls of ten). The result
+// has one error per message, nil for those acked (ErrStaleReceipt: see
+// above).
+type Acker interface {
+	AckAll(ctx context.Context, ms []Message) []error
+}
+
 // Visibility is how long a received, unacked message stays invisible before
 // it is redelivered. Implementations read it when a queue is created (New),
 // so tests may shorten it before creating theirs.

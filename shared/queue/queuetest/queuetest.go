@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) queue.Queue) {
 	sub("ConcurrentConsumers", time.Minute, testConcurrent)
 	sub("Bodies", time.Minute, testBodies)
 	sub("Cancel", time.Minute, testCancel)
+	sub("AckAll", time.Second, testAckAll)
+	sub("Defer", time.Minute, testDefer)
 }
 
 func ctx(t *testing.T) context.Context {
@@ -322,4 +324,74 @@ func testCancel(t *testing.T, q queue.Queue) {
 	if d := time.Since(t0); d > 3*time.Second {
 		t.Fatalf("Receive returned %v after its context ended", d)
 	}
+}
+
+// testAckAll acks received messages together, one of them through a
+// receipt gone stale: the others are acked all the same.
+func testAckAll(t *testing.T, q queue.Queue) {
+	a, ok := q.(queue.Acker)
+	if !ok {
+		t.Skip("not a queue.Acker")
+	}
+	const n = 12
+	var bodies [][]byte
+	for i := range n {
+		bodies = append(bodies, fmt.Appendf(nil, "ack-all %d", i))
+	}
+	send(t, q, bodies...)
+	var got []queue.Message
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		got = append(got, receive(t, q, queue.MaxReceive, 2*time.Second)...)
+	}
+	if len(got) != n {
+		t.Fatalf("received %d of %d", len(got), n)
+	}
+	ack(t, q, got[3]) // its receipt is stale for AckAll
+	errs := a.AckAll(ctx(t), got)
+	if len(errs) != n {
+		t.Fatalf("AckAll returned %d errors for %d messages", len(errs), n)
+	}
+	for i, err := range errs {
+		if i != 3 && err != nil {
+			t.Fatalf("AckAll, message %d: %v", i, err)
+		}
+	}
+	if errs[3] != nil && !errors.Is(errs[3], queue.ErrStaleReceipt) {
+		t.Fatalf("AckAll of an acked message: %v, want nil or ErrStaleReceipt", errs[3])
+	}
+	// Past the visibility timeout: none comes back.
+	expectNone(t, q, queue.Visibility+time.Second, "after AckAll")
+}
+
+// testDefer hands a message back: it comes back after the delay, with the
+// attempt count it had before the receive that deferred it.
+func testDefer(t *testing.T, q queue.Queue) {
+	d, ok := q.(queue.Deferrer)
+	if !ok {
+		t.Skip("not a queue.Deferrer")
+	}
+	send(t, q, []byte("defer me"))
+	m1 := receiveOne(t, q, 5*time.Second)
+	if err := q.Retry(ctx(t), m1, 0); err != nil {
+		t.Fatalf("Retry(0): %v", err)
+	}
+	m2 := receiveOne(t, q, 3*time.Second) // attempt 2
+	const delay = 2 * time.Second
+	if err := d.Defer(ctx(t), m2, delay); err != nil {
+		t.Fatalf("Defer: %v", err)
+	}
+	t0 := time.Now()
+	expectNone(t, q, time.Second, "before the deferral's delay")
+	m3 := receiveOne(t, q, delay+5*time.Second)
+	if dt := time.Since(t0); dt < delay-200*time.Millisecond {
+		t.Errorf("received %v after Defer(%v)", dt, delay)
+	}
+	if m3.ID != m1.ID || m3.Attempt != 2 || string(m3.Body) != "defer me" {
+		t.Fatalf("before %+v, after Defer %+v (want attempt 2 again)", m2, m3)
+	}
+	if err := d.Defer(ctx(t), m2, 0); !errors.Is(err, queue.ErrStaleReceipt) {
+		t.Fatalf("Defer with an old receipt: %v, want ErrStaleReceipt", err)
+	}
+	ack(t, q, m3)
 }

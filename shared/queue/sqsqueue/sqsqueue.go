@@ -50,7 +50,10 @@ type Queue struct {
 	visibility int32 // seconds
 }
 
-var _ queue.Queue = (*Queue)(nil)
+var (
+	_ queue.Queue = (*Queue)(nil)
+	_ queue.Acker = (*Queue)(nil)
+)
 
 // New returns the queue at queueURL, with the visibility timeout
 // queue.Visibility (rounded up to whole seconds) for its receives. The
@@ -270,6 +273,37 @@ func (q *Queue) Ack(ctx context.Context, m queue.Message) error {
 		return fmt.Errorf("sqsqueue: ack %s: %w", m.ID, err)
 	}
 	return nil
+}
+
+// AckAll deletes the messages with DeleteMessageBatch, ten per request.
+func (q *Queue) AckAll(ctx context.Context, ms []queue.Message) []error {
+	errs := make([]error, len(ms))
+	for start := 0; start < len(ms); start += maxBatch {
+		batch := ms[start:min(start+maxBatch, len(ms))]
+		entries := make([]types.DeleteMessageBatchRequestEntry, len(batch))
+		for i := range batch {
+			entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(start + i)), ReceiptHandle: aws.String(batch[i].Receipt)}
+		}
+		out, err := q.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q.url, Entries: entries})
+		if err != nil {
+			for i := range batch {
+				errs[start+i] = fmt.Errorf("sqsqueue: ack %s: %w", batch[i].ID, err)
+			}
+			continue
+		}
+		for _, f := range out.Failed {
+			i, err := strconv.Atoi(aws.ToString(f.Id))
+			if err != nil || i < start || i >= start+len(batch) {
+				continue
+			}
+			cause := fmt.Errorf("%s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
+			if c := aws.ToString(f.Code); c == "ReceiptHandleIsInvalid" || c == "MessageNotInflight" {
+				cause = fmt.Errorf("%w (%v)", queue.ErrStaleReceipt, cause)
+			}
+			errs[i] = fmt.Errorf("sqsqueue: ack %s: %w", ms[i].ID, cause)
+		}
+	}
+	return errs
 }
 
 // Retry sets the message's visibility timeout to after, rounded up to

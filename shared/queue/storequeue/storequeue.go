@@ -9,7 +9,8 @@
 // before now's timestamp. Receiving a message moves its item to the key of
 // its next visibility (one transaction: delete the old key if present, put
 // the new one); whoever loses that race skips the message. The receipt is
-// the new sort key, so only the latest receive can ack or retry.
+// the new sort key, so only the latest receive can ack or retry. A Receive
+// claims all it found in one transaction, AckAll deletes in one.
 package storequeue
 
 import (
@@ -48,7 +49,11 @@ type Queue struct {
 	sent chan struct{} // closed (and replaced) by each Send
 }
 
-var _ queue.Queue = (*Queue)(nil)
+var (
+	_ queue.Queue    = (*Queue)(nil)
+	_ queue.Deferrer = (*Queue)(nil)
+	_ queue.Acker    = (*Queue)(nil)
+)
 
 // New returns the queue name kept in st, with the visibility timeout
 // queue.Visibility. Queues are cheap; a Send wakes waiting Receives of the
@@ -173,7 +178,9 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 	}
 }
 
-// receive is one look: one Query, then one claim per visible message.
+// receive is one look: one Query, then one transaction claiming every
+// visible message it found (a message another consumer claimed first is
+// dropped from the claim, which is tried again without it).
 func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -186,36 +193,45 @@ func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 	// Concurrent consumers see the same first items; claiming in random
 	// order spreads them out instead of making all but one lose each race.
 	mrand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	var msgs []queue.Message
+	type claim struct {
+		old store.Key
+		r   record
+	}
+	claims := make([]claim, 0, len(items))
 	for i := range items {
 		var r record
-		err := json.Unmarshal(items[i].Data, &r)
-		if err != nil {
-			err = fmt.Errorf("storequeue: message %s: %w", items[i].SK, err)
-		} else {
-			r.Attempt++
-			// Invisible for the full timeout from the claim, however long
-			// the claims before took.
-			receipt := sk(q.now().Add(q.visibility), r.ID)
-			err = q.st.Transact(ctx,
-				store.Delete(items[i].Key(), store.IfPresent, 0),
-				store.Put(q.item(receipt, &r), store.IfAbsent, 0))
-			if err == nil {
-				msgs = append(msgs, queue.Message{ID: r.ID, Receipt: receipt, Body: r.Body, Attempt: r.Attempt})
-				continue
+		if err := json.Unmarshal(items[i].Data, &r); err != nil {
+			if len(claims) > 0 {
+				break // claim those before; this one stays visible
 			}
-			if errors.Is(err, store.ErrConditionFailed) {
-				continue // another consumer claimed it first
-			}
-			err = fmt.Errorf("storequeue: claim: %w", err)
+			return nil, fmt.Errorf("storequeue: message %s: %w", items[i].SK, err)
 		}
-		if len(msgs) > 0 {
-			// Those claimed are ours; the failed one stays visible.
+		r.Attempt++
+		claims = append(claims, claim{items[i].Key(), r})
+	}
+	for len(claims) > 0 {
+		// Invisible for the full timeout from the claim.
+		visible := q.now().Add(q.visibility)
+		ops := make([]store.Op, 0, 2*len(claims))
+		msgs := make([]queue.Message, len(claims))
+		for i := range claims {
+			c := &claims[i]
+			receipt := sk(visible, c.r.ID)
+			ops = append(ops, store.Delete(c.old, store.IfPresent, 0), store.Put(q.item(receipt, &c.r), store.IfAbsent, 0))
+			msgs[i] = queue.Message{ID: c.r.ID, Receipt: receipt, Body: c.r.Body, Attempt: c.r.Attempt}
+		}
+		err := q.st.Transact(ctx, ops...)
+		if err == nil {
 			return msgs, nil
 		}
-		return nil, err
+		i := store.FailedOp(err)
+		if i < 0 {
+			return nil, fmt.Errorf("storequeue: claim: %w", err)
+		}
+		// Another consumer claimed that one first: claim the others.
+		claims = append(claims[:i/2], claims[i/2+1:]...)
 	}
-	return msgs, nil
+	return nil, nil
 }
 
 // Ack deletes the message's item; ErrStaleReceipt when it has moved.
@@ -233,8 +249,50 @@ func (q *Queue) Ack(ctx context.Context, m queue.Message) error {
 	return nil
 }
 
+// AckAll deletes the messages' items in one transaction (a stale receipt
+// in it makes each be acked on its own).
+func (q *Queue) AckAll(ctx context.Context, ms []queue.Message) []error {
+	errs := make([]error, len(ms))
+	ops := make([]store.Op, 0, len(ms))
+	for i := range ms {
+		if errs[i] = checkReceipt(ms[i].Receipt); errs[i] != nil {
+			continue
+		}
+		ops = append(ops, store.Delete(store.Key{PK: q.pk, SK: ms[i].Receipt}, store.IfPresent, 0))
+	}
+	switch {
+	case len(ops) == 0:
+		return errs
+	case len(ops) <= store.MaxTransactItems && len(ops) == len(ms):
+		if err := q.st.Transact(ctx, ops...); err == nil {
+			return errs
+		} else if !errors.Is(err, store.ErrConditionFailed) {
+			for i := range errs {
+				errs[i] = fmt.Errorf("storequeue: ack: %w", err)
+			}
+			return errs
+		}
+	}
+	for i := range ms {
+		if errs[i] == nil {
+			errs[i] = q.Ack(ctx, ms[i])
+		}
+	}
+	return errs
+}
+
 // Retry moves the message's item to the key of its next visibility.
 func (q *Queue) Retry(ctx context.Context, m queue.Message, after time.Duration) error {
+	return q.move(ctx, m, after, false)
+}
+
+// Defer moves the message's item to the key of its next visibility and
+// takes back the receive's attempt count.
+func (q *Queue) Defer(ctx context.Context, m queue.Message, after time.Duration) error {
+	return q.move(ctx, m, after, true)
+}
+
+func (q *Queue) move(ctx context.Context, m queue.Message, after time.Duration, uncount bool) error {
 	if err := checkReceipt(m.Receipt); err != nil {
 		return err
 	}
@@ -249,7 +307,14 @@ func (q *Queue) Retry(ctx context.Context, m queue.Message, after time.Duration)
 	}
 	next := it
 	next.SK = sk(q.now().Add(after), m.Receipt[21:])
-	if next.SK == k.SK {
+	if uncount {
+		var r record
+		if err := json.Unmarshal(it.Data, &r); err != nil {
+			return fmt.Errorf("storequeue: message %s: %w", it.SK, err)
+		}
+		r.Attempt = max(r.Attempt-1, 0)
+		next = q.item(next.SK, &r)
+	} else if next.SK == k.SK {
 		return nil
 	}
 	err = q.st.Transact(ctx, store.Delete(k, store.IfPresent, 0), store.Put(next, store.IfAbsent, 0))

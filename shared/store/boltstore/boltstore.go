@@ -1,6 +1,8 @@
 // Package boltstore is the embedded store: one bbolt file, every transaction
 // fsynced on commit, so an acknowledged write survives kill -9. bbolt has a
-// single writer, which makes every Transact trivially atomic and isolated.
+// single writer, which makes every Transact trivially atomic and isolated;
+// concurrent writes share commits (commit.go), so their fsyncs do not queue
+// up one after another.
 package boltstore
 
 import (
@@ -27,8 +29,9 @@ const sep = "\x00"
 
 // Store is the embedded implementation of store.Store.
 type Store struct {
-	db  *bolt.DB
-	now func() time.Time
+	db      *bolt.DB
+	now     func() time.Time
+	commits committer
 }
 
 var _ store.Store = (*Store)(nil)
@@ -249,13 +252,8 @@ func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
 	if err := store.Validate(ops); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		for i := range ops {
-			if err := s.apply(tx, i, &ops[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+	return s.update(func(tx *bolt.Tx) (error, error) {
+		return s.transact(tx, ops)
 	})
 }
 
@@ -265,13 +263,13 @@ func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 	if err := store.Validate([]store.Op{op}); err != nil {
 		return out, err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if err := s.apply(tx, 0, &op); err != nil {
-			return err
+	err := s.update(func(tx *bolt.Tx) (error, error) {
+		if res, err := s.transact(tx, []store.Op{op}); res != nil || err != nil {
+			return res, err
 		}
 		var err error
 		out, err = decode(tx.Bucket(tableBucket).Get(tableKey(k)))
-		return err
+		return nil, err
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
 		return out, store.ErrConditionFailed
@@ -279,57 +277,99 @@ func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 	return out, err
 }
 
-func (s *Store) apply(tx *bolt.Tx, i int, op *store.Op) error {
-	table := tx.Bucket(tableBucket)
-	k := op.TargetKey()
-	tk := tableKey(k)
-	var old *store.Item
-	if raw := table.Get(tk); raw != nil {
+// transact applies ops in tx: first every condition is checked, and only
+// when all hold are the ops written. So a failed condition (res) leaves tx
+// as it was, and the transactions sharing a commit with this one are not
+// affected; err is a failure of bolt itself, after which tx must be rolled
+// back.
+func (s *Store) transact(tx *bolt.Tx, ops []store.Op) (res, err error) {
+	olds := make([]oldItem, len(ops))
+	for i := range ops {
+		old, err := s.check(tx, i, &ops[i])
+		if err != nil {
+			if _, ok := err.(*store.ConditionError); ok {
+				return err, nil
+			}
+			return nil, err
+		}
+		olds[i] = old
+	}
+	for i := range ops {
+		if err := s.write(tx, &ops[i], olds[i]); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// oldItem is what an op's key holds before the op: a live item, or an
+// expired one that the write clears (readers already hide it).
+type oldItem struct {
+	live, expired *store.Item
+}
+
+// check reads the op's item and checks the op's condition on it, writing
+// nothing.
+func (s *Store) check(tx *bolt.Tx, i int, op *store.Op) (oldItem, error) {
+	var old oldItem
+	if raw := tx.Bucket(tableBucket).Get(tableKey(op.TargetKey())); raw != nil {
 		it, err := decode(raw)
 		if err != nil {
-			return err
+			return old, err
 		}
 		if s.live(&it) {
-			old = &it
-		} else if err := s.unindex(tx, &it); err != nil {
-			return err
+			old.live = &it
+		} else {
+			old.expired = &it
 		}
 	}
 	ok := true
 	switch op.Cond {
 	case store.IfAbsent:
-		ok = old == nil
+		ok = old.live == nil
 	case store.IfPresent:
-		ok = old != nil
+		ok = old.live != nil
 	case store.IfVersion:
-		ok = old != nil && old.Version == op.Version
+		ok = old.live != nil && old.live.Version == op.Version
 	}
 	if !ok {
-		return &store.ConditionError{Index: i}
+		return old, &store.ConditionError{Index: i}
+	}
+	return old, nil
+}
+
+// write applies an op whose condition check returned old.
+func (s *Store) write(tx *bolt.Tx, op *store.Op, old oldItem) error {
+	table := tx.Bucket(tableBucket)
+	k := op.TargetKey()
+	tk := tableKey(k)
+	if old.expired != nil {
+		if err := s.unindex(tx, old.expired); err != nil {
+			return err
+		}
 	}
 	switch op.Kind {
 	case store.OpCheck:
 		return nil
 	case store.OpDelete:
-		if old == nil {
-			return table.Delete(tk) // may hold an expired item
+		if old.live != nil {
+			if err := s.unindex(tx, old.live); err != nil {
+				return err
+			}
 		}
-		if err := s.unindex(tx, old); err != nil {
-			return err
-		}
-		return table.Delete(tk)
+		return table.Delete(tk) // also clears an expired item
 	case store.OpPut:
-		if old != nil {
-			if err := s.unindex(tx, old); err != nil {
+		if old.live != nil {
+			if err := s.unindex(tx, old.live); err != nil {
 				return err
 			}
 		}
 		return s.put(tx, &op.Item)
 	case store.OpAdd:
 		it := store.Item{PK: k.PK, SK: k.SK}
-		if old != nil {
-			it = *old
-			if err := s.unindex(tx, old); err != nil {
+		if old.live != nil {
+			it = *old.live
+			if err := s.unindex(tx, old.live); err != nil {
 				return err
 			}
 		}

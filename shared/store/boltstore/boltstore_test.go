@@ -1,6 +1,10 @@
 package boltstore_test
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,5 +64,56 @@ func TestDurability(t *testing.T) {
 	items, _, err := s.Query(t.Context(), store.Query{Index: store.GSI1, PK: "g"})
 	if err != nil || len(items) != 1 || items[0].SK != "a" {
 		t.Fatalf("index after reopen: %v, %v", items, err)
+	}
+}
+
+// Concurrent writes share commits, yet each gets its own answer: a failed
+// condition or a write bolt refuses fails only its own transaction, and
+// writes nothing of it.
+func TestSharedCommitsAnswerEachWrite(t *testing.T) {
+	s, err := boltstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if err := s.Transact(ctx, store.Put(store.Item{PK: "p", SK: "taken"}, store.Always, 0)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := store.Put(store.Item{PK: "p", SK: fmt.Sprint("item#", i)}, store.IfAbsent, 0)
+			switch i % 3 {
+			case 0: // succeeds
+				errs[i] = s.Transact(ctx, mine)
+			case 1: // fails its condition after an op that would have written
+				errs[i] = s.Transact(ctx, mine, store.Put(store.Item{PK: "p", SK: "taken"}, store.IfAbsent, 0))
+			case 2: // bolt refuses the key (longer than 32 KiB) after a first write
+				errs[i] = s.Transact(ctx, mine, store.Put(store.Item{PK: "p", SK: strings.Repeat("k", 40<<10)}, store.Always, 0))
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		_, getErr := s.Get(ctx, store.Key{PK: "p", SK: fmt.Sprint("item#", i)})
+		switch i % 3 {
+		case 0:
+			if err != nil || getErr != nil {
+				t.Fatalf("write %d: %v, then read: %v", i, err, getErr)
+			}
+		case 1:
+			if store.FailedOp(err) != 1 || getErr != store.ErrNotFound {
+				t.Fatalf("write %d: %v (want op 1's condition), then read: %v", i, err, getErr)
+			}
+		case 2:
+			if err == nil || errors.Is(err, store.ErrConditionFailed) || getErr != store.ErrNotFound {
+				t.Fatalf("write %d: %v (want bolt's error), then read: %v", i, err, getErr)
+			}
+		}
 	}
 }
