@@ -115,11 +115,14 @@ func testSendReceiveAck(t *testing.T, q queue.Queue) {
 
 func testRedelivery(t *testing.T, q queue.Queue) {
 	send(t, q, []byte("redeliver me"))
-	m1 := receiveOne(t, q, 5*time.Second)
+	// The timeout runs from the claim, which happens inside Receive: on a
+	// slow store the claim's write returns well after it was made, so the
+	// earliest honest start is before the call.
 	t0 := time.Now()
+	m1 := receiveOne(t, q, 5*time.Second)
 	expectNone(t, q, 0, "while invisible")
 	m2 := receiveOne(t, q, queue.Visibility+5*time.Second)
-	if d := time.Since(t0); d < queue.Visibility-200*time.Millisecond {
+	if d := time.Since(t0); d < queue.Visibility {
 		t.Errorf("redelivered after %v, before the visibility timeout %v", d, queue.Visibility)
 	}
 	if m2.ID != m1.ID || m2.Attempt != 2 || string(m2.Body) != "redeliver me" || m2.Receipt == m1.Receipt {
