@@ -20,6 +20,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
 )
@@ -109,7 +110,7 @@ func TestEventSourceSamples(t *testing.T) {
 
 			var feed events.DynamoDBEvent
 			read(t, "change-feed/stream-insert.json", &feed)
-			if len(feed.Records) != 1 || feed.Records[0].EventName != "INSERT" || feed.Records[0].Change.Keys["PK"].String() != delivery.OutboxPartition {
+			if len(feed.Records) != 1 || feed.Records[0].EventName != "INSERT" || feed.Records[0].Change.Keys["PK"].String() != outbox.Partition {
 				t.Fatalf("stream-insert.json: want one INSERT of an outbox marker, got %+v", feed.Records)
 			}
 			feedResp, err := delivery.StreamHandler(env.Deps.Store, env.Deps.Queue)(ctx, feed)

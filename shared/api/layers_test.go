@@ -40,12 +40,22 @@ func TestLayers(t *testing.T) {
 			// The seed loader writes what resources read; no resource reads the loader.
 			case own == "shared/seed" && !strings.HasPrefix(pkg, "infra/") && pkg != "shared/apitest" && pkg != "shared/api":
 				t.Errorf("%s imports shared/seed: resources read parents' partitions from shared/parents", pkg)
+			// Resources fire topics through outbox; the delivery pipeline is
+			// wired by the composition root and the mains (uninstall queues
+			// the app's last deliveries itself).
+			case own == "shared/delivery" && !deliveryAllowed(pkg):
+				t.Errorf("%s imports shared/delivery: fire a topic with outbox.Notify", pkg)
 			// The AWS SDK lives in the adapters, the composition root and the mains.
 			case strings.HasPrefix(dep, "github.com/aws/aws-sdk-go-v2") && !awsAllowed(pkg):
 				t.Errorf("%s imports %s: only the store and queue adapters, shared/api and functions/ use the AWS SDK", pkg, dep)
 			}
 		}
 	}
+}
+
+func deliveryAllowed(pkg string) bool {
+	return pkg == "shared/api" || pkg == "shared/apitest" || pkg == "shared/apipermissions" ||
+		strings.HasPrefix(pkg, "functions/") || strings.HasPrefix(pkg, "infra/")
 }
 
 func awsAllowed(pkg string) bool {

@@ -59,6 +59,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
@@ -2187,7 +2188,7 @@ func (s *scenario) deliveries(t *testing.T, other int64) {
 		}
 		return msgs
 	}
-	ops, err := delivery.Notify(ctx, d.Store, d.IDs, "products/create", "product", M{"id": 632910392, "title": "IPod Nano - 8GB"})
+	ops, err := outbox.Notify(ctx, d.Store, d.IDs, "products/create", "product", M{"id": 632910392, "title": "IPod Nano - 8GB"})
 	if err != nil {
 		t.Fatal(err)
 	}

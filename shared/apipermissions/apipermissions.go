@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -41,7 +42,7 @@ func Uninstall(ctx context.Context, d *platform.Deps) error {
 			continue
 		}
 		if notification == nil {
-			ops, err := delivery.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, delivery.OnlyApp(app.ID))
+			ops, err := outbox.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, outbox.OnlyApp(app.ID))
 			if err != nil {
 				return err
 			}

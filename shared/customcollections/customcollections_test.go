@@ -20,11 +20,11 @@ import (
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -79,17 +79,17 @@ func verbs(evs []events.Event) string {
 }
 
 // notifications returns the collections/* notifications about a collection id, oldest first.
-func notifications(t *testing.T, e *apitest.Env, cid int64) []delivery.Notification {
+func notifications(t *testing.T, e *apitest.Env, cid int64) []outbox.Notification {
 	t.Helper()
-	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: delivery.NotificationKey(0).PK})
+	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: outbox.NotificationKey(0).PK})
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := records.DecodeAll[delivery.Notification](items)
+	all, err := records.DecodeAll[outbox.Notification](items)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []delivery.Notification
+	var out []outbox.Notification
 	for _, n := range all {
 		var p struct {
 			ID int64 `json:"id"`

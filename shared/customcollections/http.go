@@ -10,12 +10,12 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -290,8 +290,8 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(h.IDs, subject(&rec.Collection), events.Create, "", app.Name))...)
-		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicCreate, resource, shown(&rec, shop),
-			delivery.MetafieldsOf(metafields.OwnerCustomCollection, id))
+		nops, err := outbox.Notify(ctx, h.Store, h.IDs, TopicCreate, resource, shown(&rec, shop),
+			outbox.MetafieldsOf(metafields.OwnerCustomCollection, id))
 		if err != nil {
 			return nil, err
 		}
@@ -363,8 +363,8 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(h.IDs, subject(&rec.Collection), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicUpdate, resource, shown(&rec, shop),
-			delivery.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
+		nops, err := outbox.Notify(ctx, h.Store, h.IDs, TopicUpdate, resource, shown(&rec, shop),
+			outbox.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -405,7 +405,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			records.CountOp(collection.Partition, -1),
 		}
 		ops = append(ops, events.Ops(events.New(h.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
-		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicDelete, resource, map[string]int64{"id": rec.ID})
+		nops, err := outbox.Notify(ctx, h.Store, h.IDs, TopicDelete, resource, map[string]int64{"id": rec.ID})
 		if err != nil {
 			return nil, err
 		}

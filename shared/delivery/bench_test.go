@@ -16,6 +16,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/records"
 )
 
@@ -79,7 +80,7 @@ func (p *benchPipeline) receiver(b *testing.B, delay time.Duration) {
 // change commits one orders/create notification, as a resource's write does.
 func (p *benchPipeline) change(b *testing.B, id int) {
 	p.sent.Store(id, time.Now())
-	ops, err := delivery.Notify(p.ctx, p.e.Deps.Store, p.e.Deps.IDs, "orders/create", "order", map[string]any{"id": id})
+	ops, err := outbox.Notify(p.ctx, p.e.Deps.Store, p.e.Deps.IDs, "orders/create", "order", map[string]any{"id": id})
 	if err == nil {
 		err = records.Transact(p.ctx, p.e.Deps.Store, ops...)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -125,9 +126,9 @@ func subscribe(t *testing.T, e *apitest.Env, token, topic, address string, extra
 }
 
 // fire commits a notification the way a resource's write does.
-func fire(t *testing.T, e *apitest.Env, topic string, payload map[string]any, opts ...delivery.Option) {
+func fire(t *testing.T, e *apitest.Env, topic string, payload map[string]any, opts ...outbox.Option) {
 	t.Helper()
-	ops, err := delivery.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, topic, "product", payload, opts...)
+	ops, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, topic, "product", payload, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestFormatsFieldsAndMetafields(t *testing.T) {
 		}
 		startPipeline(t, e, 10*time.Millisecond)
 		fire(t, e, "products/create", map[string]any{"id": 5, "title": "A & B", "vendor": "V", "body_html": nil,
-			"variants": []any{map[string]any{"id": 6, "price": "1.00"}}}, delivery.MetafieldsOf("product", 5))
+			"variants": []any{map[string]any{"id": 6, "price": "1.00"}}}, outbox.MetafieldsOf("product", 5))
 		waitFor(t, 10*time.Second, "both deliveries", func() bool { return len(rcJSON.requests()) == 1 && len(rcXML.requests()) == 1 })
 		j := string(rcJSON.requests()[0].body)
 		if !strings.Contains(j, `"title":"A \u0026 B"`) && !strings.Contains(j, `"title":"A & B"`) || strings.Contains(j, "vendor") ||
@@ -483,7 +484,7 @@ func TestSweepSendsForgottenNotifications(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t)
 		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
-		old, err := delivery.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 1})
+		old, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -491,7 +492,7 @@ func TestSweepSendsForgottenNotifications(t *testing.T) {
 		oldID := ids.At(time.Now().Add(-delivery.SweepAge - time.Minute))
 		old[0].Item.SK, old[1].Item.SK = records.IDSK(oldID), records.IDSK(oldID)
 		old[0].Item.Data = []byte(strings.Replace(string(old[0].Item.Data), `"id":`, fmt.Sprintf(`"id":%d,"was":`, oldID), 1))
-		fresh, err := delivery.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 2})
+		fresh, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +587,7 @@ func TestBatchReadsEachNotificationOnce(t *testing.T) {
 			subscribe(t, e, apitest.DemoToken, "orders/create", fmt.Sprintf("%s/%d", rc.URL, i), nil)
 		}
 		fire(t, e, "orders/create", map[string]any{"id": 1})
-		items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: delivery.OutboxPartition})
+		items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: outbox.Partition})
 		if err != nil || len(items) != 1 {
 			t.Fatalf("outbox: %v, %v", items, err)
 		}
@@ -620,7 +621,7 @@ func TestBatchReadsEachNotificationOnce(t *testing.T) {
 		if n := len(rc.requests()); n != 10 {
 			t.Fatalf("%d deliveries, want 10", n)
 		}
-		if n := counter.gets[delivery.NotificationKey(nid)]; n != 1 {
+		if n := counter.gets[outbox.NotificationKey(nid)]; n != 1 {
 			t.Fatalf("the notification was read %d times, want once", n)
 		}
 	}, api.Webhooks)

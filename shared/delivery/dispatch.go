@@ -22,6 +22,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -286,7 +287,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 // batch's time before it signs.
 type batchReads struct {
 	mu            sync.Mutex
-	notifications map[int64]*read[Notification]
+	notifications map[int64]*read[outbox.Notification]
 	apps          map[int64]*read[admin.App]
 }
 
@@ -302,7 +303,7 @@ type batchKey struct{}
 // Receive, one Lambda event): Prepare reads each notification and app
 // once for all of them.
 func Batch(ctx context.Context) context.Context {
-	return context.WithValue(ctx, batchKey{}, &batchReads{notifications: map[int64]*read[Notification]{}, apps: map[int64]*read[admin.App]{}})
+	return context.WithValue(ctx, batchKey{}, &batchReads{notifications: map[int64]*read[outbox.Notification]{}, apps: map[int64]*read[admin.App]{}})
 }
 
 // shared returns the entry of id in m, creating it.
@@ -317,10 +318,10 @@ func shared[T any](b *batchReads, m map[int64]*read[T], id int64) *read[T] {
 	return r
 }
 
-func (d *Dispatcher) notification(ctx context.Context, id int64) (*Notification, error) {
-	get := func() (*Notification, error) {
-		var n Notification
-		if _, err := records.Get(ctx, d.Store, NotificationKey(id), &n); err != nil {
+func (d *Dispatcher) notification(ctx context.Context, id int64) (*outbox.Notification, error) {
+	get := func() (*outbox.Notification, error) {
+		var n outbox.Notification
+		if _, err := records.Get(ctx, d.Store, outbox.NotificationKey(id), &n); err != nil {
 			return nil, err
 		}
 		return &n, nil
@@ -423,7 +424,7 @@ func (d *Dispatcher) shopRecord(ctx context.Context) (*admin.Shop, error) {
 
 // body renders the payload for a webhook: restricted to its fields, with
 // the owner's metafields of its namespaces, as JSON or XML.
-func (d *Dispatcher) body(ctx context.Context, n *Notification, wh *webhooks.Webhook) ([]byte, string, error) {
+func (d *Dispatcher) body(ctx context.Context, n *outbox.Notification, wh *webhooks.Webhook) ([]byte, string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(n.Payload, &obj); err != nil {
 		return nil, "", fmt.Errorf("notification %d: payload is not an object: %w", n.ID, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -84,8 +85,8 @@ func FanOutMany(ctx context.Context, st store.Store, q queue.Queue, notification
 // messages returns the queue messages of one notification; subs caches
 // the subscribers of each topic for one fan-out.
 func messages(ctx context.Context, st store.Store, notificationID int64, subs map[string][]webhooks.Webhook) ([][]byte, error) {
-	var n Notification
-	if _, err := records.Get(ctx, st, NotificationKey(notificationID), &n); err != nil {
+	var n outbox.Notification
+	if _, err := records.Get(ctx, st, outbox.NotificationKey(notificationID), &n); err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
 			return nil, nil // expired: nothing left to send
 		}
@@ -131,7 +132,7 @@ func dropMarkers(ctx context.Context, st store.Store, ids []int64) (int, error) 
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			errs[i] = st.Transact(ctx, store.Delete(store.Key{PK: OutboxPartition, SK: records.IDSK(id)}, store.Always, 0))
+			errs[i] = st.Transact(ctx, store.Delete(store.Key{PK: outbox.Partition, SK: records.IDSK(id)}, store.Always, 0))
 		}()
 	}
 	wg.Wait()
@@ -158,7 +159,7 @@ func Pump(ctx context.Context, st store.Store, q queue.Queue, every time.Duratio
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		items, _, err := st.Query(ctx, store.Query{PK: OutboxPartition, Limit: pumpPage})
+		items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Limit: pumpPage})
 		if err != nil && ctx.Err() == nil {
 			slog.Error("outbox read failed", "error", err.Error())
 		}
@@ -209,7 +210,7 @@ func (w *Watched) Transact(ctx context.Context, ops ...store.Op) error {
 		return err
 	}
 	for i := range ops {
-		if ops[i].Kind == store.OpPut && ops[i].Item.PK == OutboxPartition {
+		if ops[i].Kind == store.OpPut && ops[i].Item.PK == outbox.Partition {
 			select {
 			case w.wake <- struct{}{}:
 			default: // a wake-up is already pending
@@ -229,7 +230,7 @@ const SweepAge = 5 * time.Minute
 // retries ran out. Marker sort keys are ids, and ids are time-ordered, so
 // this is one Query of the old end of the partition.
 func Sweep(ctx context.Context, st store.Store, q queue.Queue, max int) error {
-	items, _, err := st.Query(ctx, store.Query{PK: OutboxPartition, Before: records.IDSK(ids.At(time.Now().Add(-SweepAge))), Limit: max})
+	items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Before: records.IDSK(ids.At(time.Now().Add(-SweepAge))), Limit: max})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -69,7 +70,7 @@ func StreamHandler(st store.Store, q queue.Queue) func(context.Context, events.D
 		var seqs []string
 		var bad error
 		for _, r := range ev.Records {
-			if r.EventName != string(events.DynamoDBOperationTypeInsert) || r.Change.Keys["PK"].String() != OutboxPartition {
+			if r.EventName != string(events.DynamoDBOperationTypeInsert) || r.Change.Keys["PK"].String() != outbox.Partition {
 				continue
 			}
 			id, err := records.ParseIDSK(r.Change.Keys["SK"].String())

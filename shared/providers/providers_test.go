@@ -17,11 +17,11 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	evlog "github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
@@ -142,17 +142,17 @@ func subjectEvents(t *testing.T, e *apitest.Env, typ string, id int64) []evlog.E
 }
 
 // notifications reads the notification items of a topic, oldest first.
-func notifications(t *testing.T, e *apitest.Env, topic string) []delivery.Notification {
+func notifications(t *testing.T, e *apitest.Env, topic string) []outbox.Notification {
 	t.Helper()
 	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: "notification"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := records.DecodeAll[delivery.Notification](items)
+	ns, err := records.DecodeAll[outbox.Notification](items)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.DeleteFunc(ns, func(n delivery.Notification) bool { return n.Topic != topic })
+	return slices.DeleteFunc(ns, func(n outbox.Notification) bool { return n.Topic != topic })
 }
 
 func jobs(t *testing.T, e *apitest.Env) []store.Item {

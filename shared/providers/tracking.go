@@ -15,9 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -216,7 +216,7 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		}
 		ops := []store.Op{store.Put(next, store.IfVersion, it.Version)}
 		ops = append(ops, events.Ops(trackingEvent(d, f.OrderID, f.OrderName, number, svc.Name))...)
-		nops, err := delivery.Notify(ctx, d.Store, d.IDs, FulfillmentsUpdate, "fulfillment", payload)
+		nops, err := outbox.Notify(ctx, d.Store, d.IDs, FulfillmentsUpdate, "fulfillment", payload)
 		if err != nil {
 			return false, err
 		}

@@ -8,11 +8,11 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -296,7 +296,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, imageOps...)
 		ops = append(ops, events.Ops(events.New(h.IDs, rec.Subject(), events.Create, "", app.Name))...)
-		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicCreate, resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, h.Store, h.IDs, TopicCreate, resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}
@@ -371,7 +371,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 		}
 		ops = append(ops, fileOps...)
 		ops = append(ops, events.Ops(events.New(h.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicUpdate, resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, h.Store, h.IDs, TopicUpdate, resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}
@@ -419,7 +419,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 			store.Delete(rulesKey(id), store.Always, 0),
 		}
 		ops = append(ops, events.Ops(events.New(h.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
-		nops, err := delivery.Notify(ctx, h.Store, h.IDs, TopicDelete, resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, h.Store, h.IDs, TopicDelete, resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}

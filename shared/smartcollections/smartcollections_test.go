@@ -25,12 +25,12 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/catalog"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -197,15 +197,15 @@ func verbs(evs []events.Event) string {
 }
 
 // notifications reads the collections/* notifications about a collection, oldest first.
-func notifications(t testing.TB, e *apitest.Env, id int64) []delivery.Notification {
+func notifications(t testing.TB, e *apitest.Env, id int64) []outbox.Notification {
 	t.Helper()
 	items, _, err := e.Deps.Store.Query(context.Background(), store.Query{PK: "notification"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []delivery.Notification
+	var out []outbox.Notification
 	for i := range items {
-		var n delivery.Notification
+		var n outbox.Notification
 		if err := records.Decode(&items[i], &n); err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func notifications(t testing.TB, e *apitest.Env, id int64) []delivery.Notificati
 	return out
 }
 
-func topics(ns []delivery.Notification) string {
+func topics(ns []outbox.Notification) string {
 	var v []string
 	for _, n := range ns {
 		v = append(v, n.Topic)

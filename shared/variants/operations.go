@@ -13,9 +13,9 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -381,8 +381,8 @@ func payload(p *catalog.Product, vs []catalog.Variant, loc *time.Location) json.
 func (s Service) changeOps(ctx context.Context, p *catalog.Product, vs []catalog.Variant, author string) ([]store.Op, error) {
 	shop := admin.ShopFrom(ctx)
 	ops := events.Ops(events.New(s.IDs, subject(p), events.Update, "", author))
-	nops, err := delivery.Notify(ctx, s.Store, s.IDs, topic, "product", payload(p, vs, shop.Location()),
-		delivery.MetafieldsOf(metafields.OwnerProduct, p.ID))
+	nops, err := outbox.Notify(ctx, s.Store, s.IDs, topic, "product", payload(p, vs, shop.Location()),
+		outbox.MetafieldsOf(metafields.OwnerProduct, p.ID))
 	if err != nil {
 		return nil, err
 	}

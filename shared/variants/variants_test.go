@@ -12,9 +12,9 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/catalog"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/variants"
@@ -95,13 +95,13 @@ type productPayload struct {
 }
 
 // notifications reads the notification items directly, oldest first.
-func notifications(t *testing.T, e *apitest.Env) ([]delivery.Notification, []productPayload) {
+func notifications(t *testing.T, e *apitest.Env) ([]outbox.Notification, []productPayload) {
 	t.Helper()
 	items, _, err := e.Deps.Store.Query(t.Context(), store.Query{PK: "notification"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := records.DecodeAll[delivery.Notification](items)
+	ns, err := records.DecodeAll[outbox.Notification](items)
 	if err != nil {
 		t.Fatal(err)
 	}

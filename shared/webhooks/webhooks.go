@@ -18,7 +18,7 @@
 // change committed. A subscription (create, or an update moving a webhook
 // to another topic) first ticks the topic's clock and stores the tick it
 // got; a change firing the topic reads the clock before its transaction and
-// stores the value in its notification (delivery.Notify); the fan-out skips
+// stores the value in its notification (outbox.Notify); the fan-out skips
 // the webhooks whose tick is above it. The clock is read and ticked
 // strongly consistently, so a webhook created after a change returned never
 // gets it, and one whose create returned before the change began is never

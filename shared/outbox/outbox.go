@@ -1,18 +1,13 @@
-// Package delivery sends webhook notifications (spec §6.1).
-//
-// A change that fires a topic writes a notification in its own
-// transaction (Notify: one line in the resource's write). The notification
-// reaches the fan-out through the table: in AWS the table's stream carries
-// the outbox marker to the change-feed function; in the local runner Pump
-// polls the outbox partition. FanOut queues one message per subscribed
-// webhook, so each delivery is retried on its own; Dispatcher delivers a
-// message, signs it, logs the attempt and asks for a retry with
-// exponential backoff, dead-lettering after MaxAttempts.
+// Package outbox is the writing side of webhook notifications (spec §6.1):
+// a change that fires a topic puts a notification and an outbox marker in
+// its own transaction (Notify: one line in the resource's write), so no
+// notification is lost or sent for a change that did not commit. The
+// delivery package reads them back: the table's stream (AWS) or the local
+// pump carries each marker to the fan-out.
 //
 // Items: notification/<id> (payload, kept NotificationTTL so retries can
-// read it), outbox/<id> (marker until fanned out), delivery#<webhook id>/<id>
-// (attempt log), deadletter#<webhook id>/<delivery id>, webhookhealth/<webhook id>.
-package delivery
+// read it) and outbox/<id> (marker until fanned out).
+package outbox
 
 import (
 	"context"
@@ -51,8 +46,8 @@ const NotificationTTL = 72 * time.Hour
 
 const (
 	notificationPartition = "notification"
-	// OutboxPartition holds a marker per notification not yet fanned out.
-	OutboxPartition = "outbox"
+	// Partition holds a marker per notification not yet fanned out.
+	Partition = "outbox"
 )
 
 // NotificationKey addresses a notification.
@@ -90,6 +85,6 @@ func Notify(ctx context.Context, st store.Store, gen *ids.Generator, topic, reso
 	k := NotificationKey(n.ID)
 	return []store.Op{
 		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),
-		store.Put(store.Item{PK: OutboxPartition, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: expires}, store.IfAbsent, 0),
+		store.Put(store.Item{PK: Partition, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: expires}, store.IfAbsent, 0),
 	}, nil
 }
