@@ -4,7 +4,8 @@
 # first use), runs every Go test against both stores and both queues with
 # the emulators required, fuzzes the local runner with schemathesis and each
 # Go fuzz target briefly (infra/fuzz.sh ci), then lints and builds the SAM
-# template.
+# template. Installs Debian's chromium first when it is missing (the
+# confirmation page's browser test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,16 @@ DYNAMODB_ENDPOINT=$("$emulators/dynamodb-local.sh" start)
 SQS_ENDPOINT=$("$emulators/elasticmq.sh" start)
 export DYNAMODB_ENDPOINT SQS_ENDPOINT REQUIRE_EMULATORS=1
 echo "DynamoDB Local at $DYNAMODB_ENDPOINT, ElasticMQ at $SQS_ENDPOINT"
+
+# The charge confirmation page's browser test drives Debian's chromium
+# (shared/charges/browser_test.go); it fails without it under REQUIRE_EMULATORS.
+if [ ! -x /usr/bin/chromium ]; then
+	echo "installing chromium for the browser test"
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
 
 go test -count=1 -race -timeout 20m ./...
 stop # the fuzzing needs no emulator

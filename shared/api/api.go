@@ -11,6 +11,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apipermissions"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -54,10 +55,11 @@ var (
 	Collections         = Group{"collections", collectionRoutes}
 	Variants            = Group{"variants", variants.Routes}
 	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
+	Billing             = Group{"billing", charges.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices, Billing}
 
 // collectionRoutes are the routes of the collections group: custom and
 // smart collections, and collects.

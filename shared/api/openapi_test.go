@@ -237,7 +237,10 @@ func TestOpenAPIRoutes(t *testing.T) {
 		t.Errorf("openapi = %v, want 3.1.0", v)
 	}
 
-	type served struct{ scope string }
+	type served struct {
+		scope string
+		page  bool
+	}
 	routes := map[string]served{}
 	for _, g := range api.Groups {
 		for _, r := range g.Routes(&platform.Deps{}) {
@@ -245,7 +248,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 			if _, dup := routes[key]; dup {
 				t.Errorf("route %s is served twice", key)
 			}
-			routes[key] = served{string(r.Scope)}
+			routes[key] = served{string(r.Scope), r.Page}
 		}
 	}
 	documented := map[string]*operation{}
@@ -275,6 +278,13 @@ func TestOpenAPIRoutes(t *testing.T) {
 		op := documented[key]
 		if op == nil {
 			continue
+		}
+		// A page (HTML, no token) is marked x-page and needs no security.
+		if isPage(op) != r.page {
+			t.Errorf("%s: x-page %v, route page %v", key, isPage(op), r.page)
+		}
+		if sec, ok := op.obj["security"]; r.page && (!ok || len(asSlice(sec)) != 0) {
+			t.Errorf("%s: a page must say security: []", key)
 		}
 		scope, ok := op.obj["x-scope"].(string)
 		if !ok {
@@ -340,11 +350,18 @@ func TestOpenAPIRoutes(t *testing.T) {
 				t.Errorf("%s: response %s does not resolve", where, status)
 				continue
 			}
+			if isPage(op) && (status == "303" || htmlOf(resp["content"])) {
+				continue // a page, or the redirect after its form
+			}
 			if schemaOf(resp["content"]) == nil {
 				t.Errorf("%s: response %s has no application/json schema", where, status)
 			}
 		}
-		if rb, ok := op.obj["requestBody"]; ok && schemaOf(doc.deref(rb)["content"]) == nil {
+		if rb, ok := op.obj["requestBody"]; ok && isPage(op) {
+			if c, _ := doc.deref(rb)["content"].(map[string]any); c["application/x-www-form-urlencoded"] == nil {
+				t.Errorf("%s: a page's form has no application/x-www-form-urlencoded schema", where)
+			}
+		} else if ok && schemaOf(doc.deref(rb)["content"]) == nil {
 			t.Errorf("%s: request body has no application/json schema", where)
 		}
 	}
@@ -382,7 +399,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 		"Article", "ArticleFields", "ArticleImage", "ArticleAuthors", "ArticleTags", "Comment", "CommentFields",
 		"Webhook", "WebhookFields", "DeliveryAttempt", "DeliveryAttemptFields",
 		"CustomCollection", "CustomCollectionFields", "SmartCollection", "SmartCollectionFields", "SmartCollectionRule",
-		"Collect", "CollectFields", "Variant", "VariantFields", "FulfillmentService", "Count", "Empty"} {
+		"Collect", "CollectFields", "Variant", "VariantFields", "FulfillmentService", "Count", "Empty",
+		"RecurringApplicationCharge", "RecurringApplicationChargeFields"} {
 		if s, _ := doc.schema(name).(map[string]any); s["additionalProperties"] != false {
 			t.Errorf("schema %s: additionalProperties must be false", name)
 		}
@@ -414,6 +432,16 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("schema %s: enum %v, want %s %v", c.schema, got, c.list, c.want)
 		}
 	}
+}
+
+// isPage reports whether an operation is an HTML page (x-page: true).
+func isPage(op *operation) bool { return op.obj["x-page"] == true }
+
+// htmlOf reports whether a response's content is text/html.
+func htmlOf(content any) bool {
+	c, _ := content.(map[string]any)
+	_, ok := c["text/html"]
+	return ok
 }
 
 func schemaOf(content any) any {
@@ -1022,6 +1050,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("collections", s.collections) // custom and smart collections, collects
 	t.Run("variants", s.variants)       // after collections: its smart collection follows the prices
 	t.Run("fulfillment_services", s.fulfillmentServices)
+	t.Run("billing", s.billing)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -1045,6 +1074,9 @@ func TestOpenAPIScenario(t *testing.T) {
 		env.Do("GET", "/web/redirects/count.json", nil)
 	}
 	for _, op := range doc.ops {
+		if isPage(op) {
+			continue // a page spends no call
+		}
 		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, "1")
 		res := s.do(demoToken, op.method, target, nil, http.StatusTooManyRequests)
 		if res.Header.Get("Retry-After") == "" || res.Header.Get("X-Service-Shop-Api-Call-Limit") != "40/40" {
@@ -2929,4 +2961,127 @@ func (s *scenario) fulfillmentServices(t *testing.T) {
 			t.Errorf("freed handle not reused: %s", res.Body)
 		}
 	}
+}
+
+// billing: recurring application charges, and their confirmation page
+// (HTML, no token) with its two form actions.
+func (s *scenario) billing(t *testing.T) {
+	s.t = t
+	const list = "/admin/recurring_application_charges.json"
+	one := func(id int64) string { return fmt.Sprintf("/admin/recurring_application_charges/%d.json", id) }
+	activate := func(id int64) string { return fmt.Sprintf("/admin/recurring_application_charges/%d/activate.json", id) }
+	valid := M{"name": "Super Duper Plan", "price": 10.0, "return_url": "http://super-duper.example.com/back?x=1", "trial_days": 7, "test": true}
+
+	r := s.do(demoToken, "POST", list, M{"recurring_application_charge": valid}, 201)
+	c1 := s.id(r, "recurring_application_charge")
+	confirm := r.Object(t, "recurring_application_charge")["confirmation_url"].(string)
+	u, _ := url.Parse(confirm)
+	pagePath := u.Path
+	c2 := s.id(s.do(demoToken, "POST", list, M{"recurring_application_charge": M{"name": "Basic", "price": "4.99", "return_url": "https://app.example.com/"}}, 201), "recurring_application_charge")
+	s.wantFields(s.do(demoToken, "POST", list, M{"recurring_application_charge": M{"price": 0}}, 422), "name", "price", "return_url")
+	s.do(demoToken, "POST", list, `{"recurring_application_charge": `, 400)
+	s.do(demoToken, "POST", list, `{"recurring_application_charge": {"name": "`+strings.Repeat("x", 1<<20)+`"}}`, 413)
+	s.do("", "POST", list, M{"recurring_application_charge": valid}, 401)
+
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "recurring_application_charges", 2)
+	s.wantLen(s.do(demoToken, "GET", list+"?since_id="+strconv.FormatInt(c1, 10)+"&fields=id,status", nil, 200), "recurring_application_charges", 1)
+	s.wantLen(s.do(readOnlyTokenForBilling, "GET", list, nil, 200), "recurring_application_charges", 0)
+	s.do(demoToken, "GET", list+"?since_id=abc", nil, 400)
+	s.do("", "GET", list, nil, 401)
+	s.do(demoToken, "GET", one(c1), nil, 200)
+	s.do(demoToken, "GET", one(c1)+"?fields=name", nil, 200)
+	s.do(readOnlyTokenForBilling, "GET", one(c1), nil, 404)
+	s.do("", "GET", one(c1), nil, 401)
+
+	// The page and its forms.
+	page := s.doPage("GET", pagePath, "", 200)
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(string(page.Body))
+	if m == nil {
+		t.Fatalf("page has no form: %s", page.Body)
+	}
+	form := "csrf_token=" + url.QueryEscape(m[1])
+	s.doPage("GET", pagePath[:strings.LastIndex(pagePath, "/")]+"/wrong", "", 404)
+	s.do(demoToken, "POST", activate(c1), M{"recurring_application_charge": M{"id": c1}}, 422)
+	s.doPage("POST", pagePath+"/accept", "csrf_token=forged", 403)
+	s.doPage("POST", pagePath+"/accept", "csrf_token=%zz", 400)
+	s.doPage("POST", pagePath+"/accept", "csrf_token="+strings.Repeat("x", 9000), 413)
+	s.doPage("POST", pagePath[:strings.LastIndex(pagePath, "/")]+"/wrong/accept", form, 404)
+	if res := s.doPage("POST", pagePath+"/accept", form, 303); res.Header.Get("Location") != fmt.Sprintf("http://super-duper.example.com/back?x=1&charge_id=%d", c1) {
+		t.Errorf("accept: Location %q", res.Header.Get("Location"))
+	}
+	s.doPage("POST", pagePath+"/decline", form, 409)
+	s.doPage("POST", pagePath+"/decline", "csrf_token=forged", 403)
+	s.doPage("POST", pagePath+"/decline", "csrf_token=%zz", 400)
+	s.doPage("POST", pagePath+"/decline", "csrf_token="+strings.Repeat("x", 9000), 413)
+	s.doPage("POST", pagePath[:strings.LastIndex(pagePath, "/")]+"/wrong/decline", form, 404)
+	s.do(demoToken, "POST", activate(c1), nil, 200)
+	s.do(demoToken, "POST", activate(c1), nil, 422)
+	s.do(demoToken, "POST", activate(1), nil, 404)
+	s.do("", "POST", activate(c1), nil, 401)
+	// The second charge, declined on its page.
+	r2 := s.do(demoToken, "GET", one(c2), nil, 200)
+	u2, _ := url.Parse(r2.Object(t, "recurring_application_charge")["confirmation_url"].(string))
+	page2 := s.doPage("GET", u2.Path, "", 200)
+	m2 := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(string(page2.Body))
+	s.doPage("POST", u2.Path+"/decline", "csrf_token="+url.QueryEscape(m2[1]), 303)
+	s.doPage("POST", u2.Path+"/accept", "csrf_token="+url.QueryEscape(m2[1]), 409)
+
+	s.do(demoToken, "DELETE", one(c2), nil, 422) // declined
+	s.do(demoToken, "DELETE", one(c1), nil, 200)
+	s.do(demoToken, "DELETE", one(1), nil, 404)
+	s.do("", "DELETE", one(c1), nil, 401)
+}
+
+// readOnlyTokenForBilling is an app with no charges.
+const readOnlyTokenForBilling = apitest.ReadOnlyToken
+
+// doPage sends a token-less request to a page route (a form body when body
+// is not empty) and checks the answer against the document: HTML for the
+// page, a Location for the redirect, the documented JSON for errors.
+func (s *scenario) doPage(method, target, body string, want int) *apitest.Response {
+	s.t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	rec := httptest.NewRecorder()
+	s.env.Handler.ServeHTTP(rec, req)
+	res := &apitest.Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	where := method + " " + target
+	if res.Status != want {
+		s.t.Errorf("%s: status %d, want %d: %s", where, res.Status, want, res.Body)
+	}
+	op, _ := s.doc.find(method, target)
+	if op == nil || !isPage(op) {
+		s.t.Errorf("%s: no page operation in docs/openapi.yaml", where)
+		return res
+	}
+	if s.seen[op] == nil {
+		s.seen[op] = map[string]bool{}
+	}
+	status := strconv.Itoa(res.Status)
+	s.seen[op][status] = true
+	if res.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(res.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+		s.t.Errorf("%s: page headers %v", where, res.Header)
+	}
+	responses, _ := op.obj["responses"].(map[string]any)
+	r, ok := responses[status]
+	if !ok {
+		s.t.Errorf("%s: status %d is not documented for %s", where, res.Status, op.path)
+		return res
+	}
+	resp := s.doc.deref(r)
+	switch {
+	case res.Status == http.StatusSeeOther:
+		if res.Header.Get("Location") == "" {
+			s.t.Errorf("%s: 303 without Location", where)
+		}
+	case htmlOf(resp["content"]):
+		if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "text/html" {
+			s.t.Errorf("%s: Content-Type %q, want text/html", where, res.Header.Get("Content-Type"))
+		}
+	default:
+		s.checkBody(where, schemaOf(resp["content"]), res, false)
+	}
+	return res
 }

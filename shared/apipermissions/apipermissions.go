@@ -1,7 +1,8 @@
 // Package apipermissions serves DELETE /admin/api_permissions/current.json,
 // which uninstalls the calling app, as in the original API: its
 // app/uninstalled webhooks are delivered (signed with its secret), its token
-// is revoked, and its script tags, webhooks and fulfillment services are deleted.
+// is revoked, its script tags, webhooks and fulfillment services are deleted,
+// and its active recurring charge is cancelled.
 package apipermissions
 
 import (
@@ -10,6 +11,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/outbox"
@@ -76,5 +78,5 @@ func Uninstall(ctx context.Context, d *platform.Deps) error {
 	if err := fulfillmentservices.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
 		return err
 	}
-	return nil
+	return charges.Service{Deps: d}.CancelActive(ctx, app.ID)
 }

@@ -32,6 +32,12 @@ type Route struct {
 	Handler HandlerFunc
 	// MaxBody overrides DefaultMaxBody for requests with large payloads.
 	MaxBody int64
+	// Page marks a page for a person in a browser (the charge confirmation
+	// page): Path is whole and never ends in .json, no token is asked for,
+	// no scope checked and no call spent, the body is capped at MaxPageBody
+	// and every answer carries PageHeaders. The handler answers with
+	// WritePage or SeeOther; its errors are the JSON errors of every route.
+	Page bool
 }
 
 // DefaultMaxBody is the request body limit unless a route sets its own.
@@ -54,6 +60,7 @@ const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
 // Router serves a set of routes under the conventions.
 type Router struct {
 	mux      *http.ServeMux
+	pages    *http.ServeMux // nil when no route is a page
 	identity Identity
 	limiter  ratelimit.Limiter
 	routes   []Route
@@ -66,6 +73,17 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 	rt := &Router{mux: http.NewServeMux(), identity: identity, limiter: limiter, routes: routes}
 	for i := range routes {
 		route := routes[i]
+		if route.Page {
+			if strings.HasSuffix(route.Path, ".json") || route.Scope != admin.ScopeNone {
+				panic(fmt.Sprintf("httpapi: page %s ends in .json or has a scope", route.Path))
+			}
+			if rt.pages == nil {
+				rt.pages = http.NewServeMux()
+				rt.pages.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+			}
+			rt.pages.Handle(route.Method+" "+route.Path, rt.wrapPage(&route))
+			continue
+		}
 		pattern, ok := strings.CutSuffix(route.Path, ".json")
 		if !ok {
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
@@ -93,6 +111,12 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	stripped, ok := strings.CutSuffix(r.URL.Path, ".json")
+	if !ok && rt.pages != nil && Clean(r.URL.Path) {
+		// Only the page routes answer paths without .json; every API
+		// route stays behind the token.
+		rt.pages.ServeHTTP(w, r)
+		return
+	}
 	if !ok || !Clean(stripped) {
 		Error(w, r, admin.NotFound)
 		return

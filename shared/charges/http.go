@@ -1,0 +1,164 @@
+package charges
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
+)
+
+type handler struct{ Service }
+
+const wrapper, plural = "recurring_application_charge", "recurring_application_charges"
+
+// Routes returns the charge endpoints and the confirmation page. Charges
+// need no scope: an app bills for itself and sees only its own charges.
+func Routes(d *platform.Deps) []httpapi.Route {
+	h := handler{Service{d}}
+	return []httpapi.Route{
+		{Method: "GET", Path: "/admin/recurring_application_charges.json", Handler: h.list},
+		{Method: "GET", Path: "/admin/recurring_application_charges/{id}.json", Handler: h.get},
+		{Method: "POST", Path: "/admin/recurring_application_charges.json", Handler: h.create},
+		{Method: "POST", Path: "/admin/recurring_application_charges/{id}/activate.json", Handler: h.activate},
+		{Method: "DELETE", Path: "/admin/recurring_application_charges/{id}.json", Handler: h.cancel},
+		{Method: "GET", Path: "/admin/recurring_application_charges/{id}/confirm/{secret}", Page: true, Handler: h.page},
+		{Method: "POST", Path: "/admin/recurring_application_charges/{id}/confirm/{secret}/accept", Page: true, Handler: h.accept},
+		{Method: "POST", Path: "/admin/recurring_application_charges/{id}/confirm/{secret}/decline", Page: true, Handler: h.decline},
+	}
+}
+
+// base is the scheme and host the request reached, for confirmation_url:
+// API Gateway's domain (api-proxy sets https), or the local runner's.
+func base(r *http.Request) string {
+	scheme := r.URL.Scheme
+	if scheme == "" {
+		scheme = "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+	}
+	return scheme + "://" + r.Host
+}
+
+func (h handler) write(w http.ResponseWriter, r *http.Request, status int, c *Charge, fields httpapi.Fields) error {
+	v := c.View(base(r), time.Now(), admin.ShopFrom(r.Context()).Location())
+	return httpapi.WriteOne(w, status, wrapper, &v, fields)
+}
+
+func (h handler) list(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	cs, err := h.List(ctx, admin.AppFrom(ctx).ID, p.SinceID, p.Offset(), p.Limit)
+	if err != nil {
+		return err
+	}
+	b, now, loc := base(r), time.Now(), admin.ShopFrom(ctx).Location()
+	views := make([]View, len(cs))
+	for i := range cs {
+		views[i] = cs[i].View(b, now, loc)
+	}
+	return httpapi.WriteList(w, plural, views, p.Fields)
+}
+
+func (h handler) get(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := h.Get(ctx, admin.AppFrom(ctx).ID, id)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusOK, &c, httpapi.ParseFields(r.URL.Query()))
+}
+
+func (h handler) create(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	var in Input
+	if err := httpapi.Decode(r, wrapper, &in); err != nil {
+		return err
+	}
+	c, err := h.Create(ctx, admin.AppFrom(ctx).ID, &in)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusCreated, &c, nil)
+}
+
+// activate takes no input: the body (the accepted charge, §4.10) is not read.
+func (h handler) activate(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := h.Activate(ctx, admin.AppFrom(ctx).ID, id)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusOK, &c, nil)
+}
+
+func (h handler) cancel(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Cancel(ctx, admin.AppFrom(ctx).ID, id); err != nil {
+		return err
+	}
+	return httpapi.WriteDeleted(w)
+}
+
+func (h handler) page(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, appName, err := h.Confirmation(r.Context(), id, r.PathValue("secret"))
+	if err != nil {
+		return err
+	}
+	return h.writePage(w, http.StatusOK, &c, appName)
+}
+
+func (h handler) writePage(w http.ResponseWriter, status int, c *Charge, appName string) error {
+	return httpapi.WritePage(w, status, c.Page(appName, time.Now()),
+		httpapi.CSP{Styles: []string{PageCSS}, FormActions: []string{origin(c.ReturnURL)}})
+}
+
+func (h handler) accept(w http.ResponseWriter, r *http.Request) error  { return h.decide(w, r, true) }
+func (h handler) decline(w http.ResponseWriter, r *http.Request) error { return h.decide(w, r, false) }
+
+// decide records the answer and sends the owner back to the app (303); a
+// charge decided otherwise meanwhile shows its page with its status (409).
+func (h handler) decide(w http.ResponseWriter, r *http.Request, accept bool) error {
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := r.ParseForm(); err != nil {
+		return admin.Errorf(admin.EBADREQUEST, "Unreadable form")
+	}
+	secret := r.PathValue("secret")
+	c, err := h.Decide(r.Context(), id, secret, r.PostForm.Get("csrf_token"), accept)
+	if errors.Is(err, ErrNotPending) {
+		c, appName, err := h.Confirmation(r.Context(), id, secret)
+		if err != nil {
+			return err
+		}
+		return h.writePage(w, http.StatusConflict, &c, appName)
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.SeeOther(w, c.DecoratedReturnURL())
+}
