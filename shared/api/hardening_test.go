@@ -222,3 +222,21 @@ func TestRefusedDestinationsAreRefusedAtCreate(t *testing.T) {
 		fieldError(t, e.Do("PUT", fmt.Sprintf("/admin/webhooks/%d.json", idOf(wh)), map[string]any{"webhook": map[string]any{"address": "http://[fec0::1]/"}}), "address")
 	}, api.Webhooks, api.FulfillmentServices)
 }
+
+// A page may skip at most httpapi.MaxOffset records: deeper pages would read
+// every record before them, so they are 400 naming page, on every list.
+func TestDeepPagesAreRefused(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, list := range []string{"/web/redirects.json", "/web/pages.json", "/com/events.json", "/admin/webhooks.json"} {
+			e.Do("GET", list+"?limit=250&page=101", nil).Expect(t, http.StatusOK) // skips exactly 25,000
+			e.Do("GET", list+"?limit=1&page=25001", nil).Expect(t, http.StatusOK)
+			for _, q := range []string{"?limit=250&page=102", "?page=502", "?limit=1&page=25002"} {
+				r := e.Do("GET", list+q, nil).Expect(t, http.StatusBadRequest)
+				errs, _ := r.JSON(t)["errors"].(map[string]any)
+				if _, ok := errs["page"]; !ok {
+					t.Fatalf("GET %s%s: 400 does not name page: %s", list, q, r.Body)
+				}
+			}
+		}
+	}, api.Groups...)
+}

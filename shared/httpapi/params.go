@@ -16,6 +16,9 @@ import (
 const (
 	DefaultLimit = 50
 	MaxLimit     = 250
+	// MaxOffset bounds the records a page may skip: a deeper page would read
+	// every record before it. Clients page further with since_id.
+	MaxOffset = 25_000
 )
 
 // Page is the paging part of a list request.
@@ -46,6 +49,9 @@ func ParsePage(r *http.Request) (Page, error) {
 			return p, admin.BadParam("page", "must be an integer greater than 0")
 		}
 		p.Page = n
+	}
+	if p.Offset() > MaxOffset {
+		return p, admin.BadParam("page", "is too deep: (page - 1) × limit may be at most 25000; continue with since_id set to the last id received")
 	}
 	id, err := ParseIDParam(q, "since_id")
 	if err != nil {
