@@ -33,6 +33,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+	"github.com/storeadmin/adminapi/shared/transactions"
 	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -54,10 +55,11 @@ var (
 	Collections         = Group{"collections", collectionRoutes}
 	Variants            = Group{"variants", variants.Routes}
 	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
+	Transactions        = Group{"transactions", transactions.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices, Transactions}
 
 // collectionRoutes are the routes of the collections group: custom and
 // smart collections, and collects.
