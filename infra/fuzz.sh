@@ -98,14 +98,14 @@ echo "local runner at $base (log: $work/runner.log)"
 # Records the demo shop lacks, so that the operations on one reach past 404:
 # an article, a comment on another article (deleting an article deletes its
 # comments), a custom collection with a collect. Their ids (and the demo
-# shop's order and variant, and an event) are given to the operations that
+# shop's order, its transaction and variant, and an event) are given to the operations that
 # take them in the path; every other id is generated.
 api() {
 	curl -sf -X "$1" -H "X-Service-Access-Token: $token" -H 'Content-Type: application/json' \
 		${3:+--data "$3"} "$base$2"
 }
 id_of() { python3 -c 'import json, sys; v = json.load(sys.stdin)[sys.argv[1]]; print((v[0] if isinstance(v, list) else v)["id"])' "$1"; }
-blog=241253187 product=632910392 variant=808950810 order=450789469
+blog=241253187 product=632910392 variant=808950810 order=450789469 transaction=389404469
 article=$(api POST /web/blogs/$blog/articles.json '{"article":{"title":"Fuzzing"}}' | id_of article)
 commented=$(api POST /web/blogs/$blog/articles.json '{"article":{"title":"Comments"}}' | id_of article)
 comment=$(api POST /web/comments.json "{\"comment\":{\"body\":\"Hi\",\"author\":\"Ann\",\"email\":\"ann@example.com\",\"blog_id\":$blog,\"article_id\":$commented}}" | id_of comment)
@@ -131,6 +131,12 @@ parameters = { "path.id" = $event }
 [[operations]]
 include-path = '/com/orders/{id}/events.json'
 parameters = { "path.id" = $order }
+[[operations]]
+include-path = '/com/orders/{order_id}/transactions/{id}.json'
+parameters = { "path.order_id" = $order, "path.id" = $transaction }
+[[operations]]
+include-path-regex = '^/com/orders/[{]order_id[}]/transactions(/count)?[.]json$'
+parameters = { "path.order_id" = $order }
 TOML
 
 checks=not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance
@@ -178,6 +184,7 @@ targets=(
 	"FuzzParseTime ./shared/dates"
 	"FuzzTimeJSON ./shared/admin"
 	"FuzzMoney ./shared/admin"
+	"FuzzAmount ./shared/admin"
 	"FuzzRender ./shared/textile"
 	"FuzzParsePublishedAt ./shared/articles"
 	"FuzzRules ./shared/smartcollections"

@@ -27,6 +27,7 @@ SAM_FUNCTIONS := \
 	VariantsFunction=functions/variants \
 	FulfillmentServicesFunction=functions/fulfillment-services \
 	BillingFunction=functions/billing \
+	TransactionsFunction=functions/transactions \
 	WebhookDispatchFunction=functions/webhook-dispatch \
 	ChangeFeedFunction=functions/change-feed \
 	ProviderJobsFunction=functions/provider-jobs \

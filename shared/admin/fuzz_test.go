@@ -4,6 +4,7 @@ package admin_test
 // testdata/fuzz/<Target>, fuzzed briefly by `make test` (infra/fuzz.sh).
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -84,6 +85,34 @@ func FuzzMoney(f *testing.F) {
 		}
 		if p, err := admin.ParseMoney(m.String()); err != nil || p != m {
 			t.Fatalf("%s: ParseMoney(%q) = %d, %v", b, m.String(), p, err)
+		}
+	})
+}
+
+// FuzzAmount: an amount admin.AmountJSON accepts is exact (no fraction of a
+// cent was dropped), within MaxMoney, and its two-decimal string reads back
+// as the same amount; a refusal is one of the three errors the API explains.
+func FuzzAmount(f *testing.F) {
+	for _, s := range []string{`150`, `"150.5"`, `"0.01"`, `1e2`, `"1.005"`, `0.001`, `"1e-2"`, `"10000000000000.00"`, `"10000000000000.01"`,
+		`"abc"`, `"0x1p4"`, `"1e999999"`, `null`, `true`, `"+5."`, `".5"`, `"-2.50"`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := admin.AmountJSON(b)
+		if err != nil {
+			if err != admin.ErrMoney && err != admin.ErrMoneyPlaces && err != admin.ErrMoneyRange {
+				t.Fatalf("%s: unexpected error %v", b, err)
+			}
+			return
+		}
+		if m > admin.MaxMoney || m < -admin.MaxMoney {
+			t.Fatalf("%s: %d cents is beyond MaxMoney", b, m)
+		}
+		if back, err := admin.ParseAmount(m.String()); err != nil || back != m {
+			t.Fatalf("%s: %d cents written as %s reads back as %d (%v)", b, m, m.String(), back, err)
+		}
+		if r, err := admin.ParseMoney(string(bytes.Trim(b, `" `))); err == nil && r != m && !bytes.ContainsAny(b, `\`) {
+			t.Fatalf("%s: ParseAmount %d but ParseMoney %d", b, m, r)
 		}
 	})
 }

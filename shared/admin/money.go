@@ -3,7 +3,7 @@ package admin
 import (
 	"encoding/json"
 	"errors"
-	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -16,8 +16,15 @@ type Money int64
 // MaxMoney bounds amounts far above any price while keeping cents exact.
 const MaxMoney = Money(1e15)
 
-// ErrMoney is returned by ParseMoney for a value that is not an amount.
-var ErrMoney = errors.New("is not a number")
+// Errors of ParseMoney and ParseAmount.
+var (
+	// ErrMoney: the value is not a decimal number.
+	ErrMoney = errors.New("is not a number")
+	// ErrMoneyRange: its magnitude is beyond MaxMoney.
+	ErrMoneyRange = errors.New("is out of range")
+	// ErrMoneyPlaces: it has a fraction of a cent (ParseAmount only).
+	ErrMoneyPlaces = errors.New("has more than two decimal places")
+)
 
 // errMoneyType is what a JSON decode of a non-amount reports: a type error,
 // which the HTTP layer turns into a 422 naming the field ("must be a number").
@@ -41,16 +48,12 @@ func (m Money) String() string {
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(`"` + m.String() + `"`), nil }
 
 func (m *Money) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
+	s, ok := moneyText(b)
+	if !ok {
+		return errMoneyType()
+	}
 	if s == "null" {
 		return nil
-	}
-	if len(s) >= 2 && s[0] == '"' {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return errMoneyType()
-		}
-		s = strings.TrimSpace(str)
 	}
 	v, err := ParseMoney(s)
 	if err != nil {
@@ -60,11 +63,85 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ParseMoney reads a decimal amount, rounding to cents.
+// moneyText is the text of an amount written as a JSON number or a string
+// holding one, trimmed; "null" for null.
+func moneyText(b []byte) (string, bool) {
+	s := strings.TrimSpace(string(b))
+	if len(s) >= 2 && s[0] == '"' {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return "", false
+		}
+		s = strings.TrimSpace(str)
+	}
+	return s, true
+}
+
+// ParseMoney reads a decimal amount, rounding to cents (half away from
+// zero).
 func ParseMoney(s string) (Money, error) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f*100) > float64(MaxMoney) {
+	c, err := cents(s)
+	if err != nil {
+		return 0, err
+	}
+	num, den := c.Num(), c.Denom()
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	if r.Sign() != 0 && new(big.Int).Lsh(r.Abs(r), 1).Cmp(den) >= 0 {
+		q.Add(q, big.NewInt(int64(num.Sign())))
+	}
+	if q.CmpAbs(big.NewInt(int64(MaxMoney))) > 0 {
+		return 0, ErrMoneyRange
+	}
+	return Money(q.Int64()), nil
+}
+
+// ParseAmount reads a decimal amount exactly: a value with a fraction of a
+// cent is ErrMoneyPlaces, never rounded.
+func ParseAmount(s string) (Money, error) {
+	c, err := cents(s)
+	if err != nil {
+		return 0, err
+	}
+	if !c.IsInt() {
+		return 0, ErrMoneyPlaces
+	}
+	if c.Num().CmpAbs(big.NewInt(int64(MaxMoney))) > 0 {
+		return 0, ErrMoneyRange
+	}
+	return Money(c.Num().Int64()), nil
+}
+
+// AmountJSON is ParseAmount of a JSON number or numeric string; anything
+// else (null included) is ErrMoney.
+func AmountJSON(b []byte) (Money, error) {
+	s, ok := moneyText(b)
+	if !ok || s == "null" {
 		return 0, ErrMoney
 	}
-	return Money(math.Round(f * 100)), nil
+	return ParseAmount(s)
+}
+
+// cents is the exact value of a decimal number, in cents: an optional
+// sign, digits with at most one point, and an optional exponent within
+// ±40 (so "1e999999" is refused unread). Nothing else is a number here:
+// no hexadecimal, underscores, Inf or NaN.
+func cents(s string) (*big.Rat, error) {
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+		e, err := strconv.Atoi(exp)
+		if err != nil || e < -40 || e > 40 {
+			return nil, ErrMoney
+		}
+	}
+	mant = strings.TrimPrefix(strings.TrimPrefix(mant, "-"), "+")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart+frac == "" || strings.Trim(intPart+frac, "0123456789") != "" || strings.HasPrefix(s, "+-") || strings.HasPrefix(s, "-+") {
+		return nil, ErrMoney
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, ErrMoney
+	}
+	return r.Mul(r, big.NewRat(100, 1)), nil
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+	"github.com/storeadmin/adminapi/shared/transactions"
 	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -56,10 +57,15 @@ var (
 	Variants            = Group{"variants", variants.Routes}
 	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
 	Billing             = Group{"billing", charges.Routes}
+	Transactions        = Group{"transactions", transactions.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices, Billing}
+var Groups = []Group{
+	Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices,
+	Billing,
+	Transactions,
+}
 
 // collectionRoutes are the routes of the collections group: custom and
 // smart collections, and collects.

@@ -1051,6 +1051,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("variants", s.variants)       // after collections: its smart collection follows the prices
 	t.Run("fulfillment_services", s.fulfillmentServices)
 	t.Run("billing", s.billing)
+	t.Run("transactions", s.transactions)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -2848,6 +2849,71 @@ func (s *scenario) variants(t *testing.T) {
 	// Every change was logged as a Product update: 2 creates, 5 updates,
 	// 1 delete, besides the one the events scenario recorded.
 	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Product&verb=update", nil, 200), "events", 9)
+}
+
+func (s *scenario) transactions(t *testing.T) {
+	s.t = t
+	const (
+		list, count               = "/com/orders/450789469/transactions.json", "/com/orders/450789469/transactions/count.json"
+		unknownList, unknownCount = "/com/orders/1/transactions.json", "/com/orders/1/transactions/count.json"
+		seededAuth                = 389404469
+	)
+	one := func(id int64) string { return fmt.Sprintf("/com/orders/450789469/transactions/%d.json", id) }
+	valid := M{"transaction": M{"kind": "capture", "amount": "0.01"}}
+
+	// list and count: the seeded authorization
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "transactions", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?fields=id,kind,amount&limit=1", nil, 200), "transactions", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?since_id="+strconv.Itoa(seededAuth), nil, 200), "transactions", 0)
+	for _, q := range []string{"limit=0", "page=0", "since_id=x"} {
+		s.do(demoToken, "GET", list+"?"+q, nil, 400)
+	}
+	s.do(demoToken, "GET", unknownList, nil, 404)
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(roToken, "GET", list, nil, 403)
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 1)
+	s.do(demoToken, "GET", unknownCount, nil, 404)
+	s.do(noToken, "GET", count, nil, 401)
+	s.do(noScopeToken, "GET", count, nil, 403)
+
+	// create: a part capture, the rest, a refund with the order's money rules
+	r := s.do(demoToken, "POST", list, M{"transaction": M{"kind": "capture", "amount": 100, "currency": "usd", "gateway": "bogus", "test": false}}, 201)
+	capture := s.id(r, "transaction")
+	if v := r.Object(t, "transaction"); v["amount"] != "100.00" || v["parent_id"] != float64(seededAuth) || v["status"] != "success" || v["source_name"] != "api" {
+		t.Errorf("capture: %s", r.Body)
+	}
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "capture", "amount": "309.95"}}, 422), "amount")
+	s.do(demoToken, "POST", list, M{"transaction": M{"kind": "capture", "parent_id": seededAuth, "amount": nil}}, 201)
+	s.do(demoToken, "POST", list, M{"transaction": M{"kind": "refund", "amount": "9.99", "parent_id": capture}}, 201)
+	s.do(demoToken, "POST", list, M{"transaction": M{"kind": "sale", "amount": "5.5"}}, 201)
+	s.do(demoToken, "POST", list, M{"transaction": M{"kind": "authorization", "amount": "1"}}, 201)
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "steal"}}, 422), "kind")
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "sale", "amount": "1.001"}}, 422), "amount")
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "sale", "amount": 0}}, 422), "amount")
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "sale", "amount": "1", "currency": "EUR", "gateway": "stripe"}}, 422), "currency")
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "sale", "amount": "1", "gateway": "stripe"}}, 422), "gateway")
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "void", "parent_id": seededAuth}}, 422), "parent_id")
+	s.wantFields(s.do(demoToken, "POST", list, M{"transaction": M{"kind": "sale", "amount": "1", "test": "yes"}}, 422), "test")
+	s.do(demoToken, "POST", list, M{"transactions": M{"kind": "sale"}}, 400)
+	s.do(demoToken, "POST", list, `{"transaction": {"kind": }`, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(demoToken, "POST", unknownList, valid, 404)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 6)
+
+	// get
+	s.do(demoToken, "GET", one(seededAuth), nil, 200)
+	s.do(demoToken, "GET", one(capture), nil, 200)
+	s.do(demoToken, "GET", one(capture)+"?fields=id,amount,parent_id", nil, 200)
+	s.do(demoToken, "GET", one(1), nil, 404)
+	s.do(demoToken, "GET", fmt.Sprintf("/com/orders/1/transactions/%d.json", capture), nil, 404)
+	s.do(noToken, "GET", one(capture), nil, 401)
+	s.do(roToken, "GET", one(capture), nil, 403)
+
+	// Each create logged an Order event with its verb.
+	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Order&verb=capture_success", nil, 200), "events", 2)
+	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Order&verb=refund_success", nil, 200), "events", 1)
 }
 
 // warehouseToken is an app with write_fulfillments beside the demo app.

@@ -1,0 +1,92 @@
+package transactions
+
+import (
+	"net/http"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
+)
+
+type handler struct{ Service }
+
+// Routes returns the order transaction endpoints (§4.19).
+func Routes(d *platform.Deps) []httpapi.Route {
+	h := handler{Service{d}}
+	s := admin.ScopeOrders
+	return []httpapi.Route{
+		{Method: "GET", Path: "/com/orders/{order_id}/transactions.json", Scope: s, Handler: h.list},
+		{Method: "GET", Path: "/com/orders/{order_id}/transactions/count.json", Scope: s, Handler: h.count},
+		{Method: "GET", Path: "/com/orders/{order_id}/transactions/{id}.json", Scope: s, Handler: h.get},
+		{Method: "POST", Path: "/com/orders/{order_id}/transactions.json", Scope: s, Handler: h.create},
+	}
+}
+
+func (h handler) list(w http.ResponseWriter, r *http.Request) error {
+	oid, err := httpapi.ParseID(r, "order_id")
+	if err != nil {
+		return err
+	}
+	pg, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	ts, err := h.List(r.Context(), oid, pg.SinceID, pg.Offset(), pg.Limit)
+	if err != nil {
+		return err
+	}
+	loc := admin.ShopFrom(r.Context()).Location()
+	for i := range ts {
+		ts[i].CreatedAt = ts[i].CreatedAt.In(loc)
+	}
+	return httpapi.WriteList(w, plural, ts, pg.Fields)
+}
+
+func (h handler) count(w http.ResponseWriter, r *http.Request) error {
+	oid, err := httpapi.ParseID(r, "order_id")
+	if err != nil {
+		return err
+	}
+	n, err := h.Count(r.Context(), oid)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteCount(w, n)
+}
+
+func (h handler) get(w http.ResponseWriter, r *http.Request) error {
+	oid, err := httpapi.ParseID(r, "order_id")
+	if err != nil {
+		return err
+	}
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.Get(r.Context(), oid, id)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusOK, &t, httpapi.ParseFields(r.URL.Query()))
+}
+
+func (h handler) create(w http.ResponseWriter, r *http.Request) error {
+	oid, err := httpapi.ParseID(r, "order_id")
+	if err != nil {
+		return err
+	}
+	var in Input
+	if err := httpapi.Decode(r, wrapper, &in); err != nil {
+		return err
+	}
+	t, err := h.Create(r.Context(), oid, &in)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusCreated, &t, nil)
+}
+
+func (h handler) write(w http.ResponseWriter, r *http.Request, status int, t *Transaction, fields httpapi.Fields) error {
+	t.CreatedAt = t.CreatedAt.In(admin.ShopFrom(r.Context()).Location())
+	return httpapi.WriteOne(w, status, wrapper, t, fields)
+}
