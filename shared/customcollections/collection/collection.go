@@ -30,16 +30,10 @@ const (
 	ProductsCount = "products_count"
 	// CollectSeq is the atomic number holding the last position given to a collect.
 	CollectSeq = "collect_seq"
-	// SmartPartition holds smart collections (another package writes them);
-	// collects must tell a smart collection id from an unknown one.
-	SmartPartition = "smart_collection"
 )
 
 // Key addresses a custom collection.
 func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
-
-// SmartKey addresses a smart collection.
-func SmartKey(id int64) store.Key { return store.Key{PK: SmartPartition, SK: records.IDSK(id)} }
 
 // Collection is the returned record.
 type Collection struct {
