@@ -148,6 +148,16 @@ func (v *Validation) RequiredText(field string, in *string, create bool, max int
 	}
 }
 
+// MaxTitle is the longest title of a titled record (pages, articles,
+// collections): 255 characters.
+const MaxTitle = 255
+
+// Title validates the required title of a titled record: RequiredText of
+// the field "title" with MaxTitle.
+func (v *Validation) Title(in *string, create bool, dst *string) {
+	v.RequiredText("title", in, create, MaxTitle, dst)
+}
+
 // BadParam is the 400 of a query parameter that cannot be used.
 func BadParam(name, msg string) error {
 	return &Error{Code: EBADREQUEST, Fields: map[string][]string{name: {msg}}}

@@ -32,6 +32,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/parents"
+	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -72,7 +73,6 @@ const (
 	// Partition holds every article by id.
 	Partition       = "article"
 	authorPartition = "articleauthor"
-	maxTitle        = 255
 	maxAuthor       = 255
 	maxTag          = 255
 	maxTags         = 40
@@ -127,6 +127,43 @@ func (a *Article) Subject(blog *Blog) events.Subject {
 	return events.Subject{Type: events.Article, ID: a.ID, Path: "/blogs/" + blog.Handle + "/" + a.Handle, Label: a.Title}
 }
 
+// Filter is the list and count filters of §4.8: a handle, a tag, an
+// author and the publishing filters.
+type Filter struct {
+	Handle, Tag, Author string
+	publishing.Filter
+}
+
+func (f *Filter) matches(a *Article) bool {
+	return (f.Handle == "" || a.Handle == f.Handle) && (f.Author == "" || a.Author == f.Author) &&
+		(f.Tag == "" || slices.Contains(a.TagList(), f.Tag)) &&
+		f.Filter.Matches(a.CreatedAt, a.UpdatedAt, a.PublishedAt)
+}
+
+func (f *Filter) empty() bool {
+	return f.Handle == "" && f.Tag == "" && f.Author == "" && f.Filter.Empty()
+}
+
+func (f *Filter) matcher() records.Matcher {
+	if f.empty() {
+		return nil
+	}
+	return func(it *store.Item) (bool, error) {
+		var a Article
+		if err := records.Decode(it, &a); err != nil {
+			return false, err
+		}
+		return f.matches(&a), nil
+	}
+}
+
+// TagsQuery is how the tags read orders and cuts its list: Popular sorts
+// by how many articles use each tag; Limit (0: none) caps the list.
+type TagsQuery struct {
+	Popular bool
+	Limit   int
+}
+
 // TagList returns the article's tags (stored normalized: sorted, ", "-joined).
 func (a *Article) TagList() []string { return splitTags(a.Tags) }
 
@@ -157,7 +194,8 @@ func sortNames(s []string) {
 	})
 }
 
-type input struct {
+// Input is the body of an article create or update.
+type Input struct {
 	Title          *string                `json:"title"`
 	Handle         *string                `json:"handle"`
 	Author         *string                `json:"author"`
@@ -179,12 +217,10 @@ type publish struct {
 
 // apply validates in and merges it into a (all but publishing, image and
 // handle claims, which need the store or the network).
-func (in *input) apply(a *Article, create bool, loc *time.Location) (publish, images.Change, error) {
+func (in *Input) apply(a *Article, create bool, loc *time.Location) (publish, images.Change, error) {
 	var v admin.Validation
-	v.RequiredText("title", in.Title, create, maxTitle, &a.Title)
-	if in.Handle != nil && !handles.Valid(*in.Handle) {
-		v.Add("handle", admin.MsgInvalid)
-	}
+	v.Title(in.Title, create, &a.Title)
+	handles.Check(&v, in.Handle)
 	if in.Author != nil {
 		switch s := strings.TrimSpace(*in.Author); {
 		case s == "" && !create:
@@ -313,22 +349,10 @@ func counterOps(old, next *Article) []store.Op {
 	return ops
 }
 
-// fits reports whether ops, plus extra more, make one transaction once
-// records.Transact has folded the count-shard ops (one per partition).
-func fits(ops []store.Op, extra int) bool {
-	n, counts := extra, map[string]bool{}
-	for i := range ops {
-		op := &ops[i]
-		if op.Kind == store.OpAdd && op.Cond == store.Always && strings.HasPrefix(op.Key.PK, "count#") {
-			counts[op.Key.PK] = true
-			continue
-		}
-		n++
-	}
-	return n+len(counts) <= store.MaxTransactItems
-}
-
-var errTooManyChanges = admin.Invalid("base", "too many changes for one request: send fewer tags or metafields at a time")
+var (
+	errTooManyChanges = admin.Invalid("base", "too many changes for one request: send fewer tags or metafields at a time")
+	errTooLarge       = admin.Invalid("body_html", "is too long (the article may take at most 350 KB stored)")
+)
 
 // names reads a counter partition: the names whose count is positive, with counts.
 func names(ctx context.Context, st store.Store, partition string) ([]string, map[string]int64, error) {

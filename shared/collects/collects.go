@@ -17,10 +17,9 @@
 // (and a create its collect_seq) in the same transaction, so the collection's
 // single read is one GetItem.
 //
-// Smart collections (written elsewhere) keep their memberships in
-// smart_member#<collection id>/<product id>, GSI2
-// product#<product id>#smart_member/<collection id>; they are listed here as
-// read-only collects.
+// Smart collections keep their memberships (package smartcollections);
+// they are listed here as read-only collects, read through that package's
+// exported reads.
 package collects
 
 import (
@@ -30,6 +29,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -44,6 +44,14 @@ type Collect struct {
 	CreatedAt    admin.Time `json:"created_at"`
 	UpdatedAt    admin.Time `json:"updated_at"`
 }
+
+// Messages beyond part 7.
+const (
+	MsgUnknown   = "does not exist"
+	MsgDuplicate = "already exists in this collection"
+)
+
+var errSmart = admin.Errorf(admin.EFORBIDDEN, "Cannot add products to a smart collection")
 
 // Partition holds every collect by id (and names their count).
 const Partition = "collect"
@@ -71,12 +79,24 @@ func guardPartition(collectionID int64) string {
 	return "collect#guard#" + strconv.FormatInt(collectionID, 10)
 }
 
-// Smart collection memberships (the smart collections package writes them).
-func smartMembers(collectionID int64) string {
-	return "smart_member#" + strconv.FormatInt(collectionID, 10)
+// Filter is the list and count filters of §4.3: a product's collects, a
+// collection's, or the one of both (0: not given).
+type Filter struct{ ProductID, CollectionID int64 }
+
+// fromMember is a smart collection membership shown as a read-only collect.
+func fromMember(m *smartcollections.Member) Collect {
+	return Collect{
+		ID: m.ID, CollectionID: m.CollectionID, ProductID: m.ProductID, Position: m.Position,
+		SortValue: SortValue(m.Position), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+	}
 }
-func smartProductIndex(productID int64) string {
-	return "product#" + strconv.FormatInt(productID, 10) + "#smart_member"
+
+func fromMembers(ms []smartcollections.Member) []Collect {
+	out := make([]Collect, len(ms))
+	for i := range ms {
+		out[i] = fromMember(&ms[i])
+	}
+	return out
 }
 
 // SortValue is a position zero-padded to 10 digits (§2.3).

@@ -1,14 +1,18 @@
 package collects
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -46,9 +50,9 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Co
 	coll, err := readCollection(ctx, st, cid)
 	switch {
 	case admin.ErrorCode(err) == admin.ENOTFOUND:
-		if _, err := st.Get(ctx, collection.SmartKey(cid)); err == nil {
+		if _, err := smartcollections.Lookup(ctx, st, cid); err == nil {
 			return Collect{}, errSmart
-		} else if !errors.Is(err, store.ErrNotFound) {
+		} else if admin.ErrorCode(err) != admin.ENOTFOUND {
 			return Collect{}, err
 		}
 		v.Add("collection", MsgUnknown)
@@ -125,4 +129,171 @@ func EachCollectionOf(ctx context.Context, st store.Store, productID, after int6
 		}
 		return fn(c.CollectionID)
 	})
+}
+
+// Service holds the collect operations: plain functions of a context and
+// typed input (Link, the create, is also a function of the store).
+type Service struct{ *platform.Deps }
+
+// isCustom reports whether a custom collection has the id.
+func (s Service) isCustom(ctx context.Context, id int64) (bool, error) {
+	_, err := s.Store.Get(ctx, collection.Key(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// List returns the matching collects after sinceID, skipping offset and
+// returning at most limit, in the filter's order: a collection's by id
+// (creation), a product's by collection id; a smart collection's
+// memberships appear as read-only collects.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Collect, error) {
+	q := store.Query{PK: Partition}
+	switch {
+	case f.CollectionID != 0 && f.ProductID != 0:
+		c, err := s.lookupPair(ctx, f.CollectionID, f.ProductID)
+		if err != nil || c == nil || c.ID <= sinceID || offset > 0 {
+			return nil, err
+		}
+		return []Collect{*c}, nil
+	case f.ProductID != 0:
+		all, err := s.ofProduct(ctx, f.ProductID)
+		if err != nil {
+			return nil, err
+		}
+		all = slices.DeleteFunc(all, func(c Collect) bool { return c.ID <= sinceID })
+		return all[min(offset, len(all)):min(offset+limit, len(all))], nil
+	case f.CollectionID != 0:
+		custom, err := s.isCustom(ctx, f.CollectionID)
+		if err != nil {
+			return nil, err
+		}
+		if !custom {
+			ms, err := smartcollections.Members(ctx, s.Store, f.CollectionID, sinceID, offset, limit)
+			if err != nil {
+				return nil, err
+			}
+			return fromMembers(ms), nil
+		}
+		q = store.Query{Index: store.GSI1, PK: CollectionIndex(f.CollectionID)}
+	}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Collect](items)
+}
+
+// lookupPair finds the collect (or smart membership) of a product in a
+// collection: GetItems of the guard and the collect, or of the membership.
+func (s Service) lookupPair(ctx context.Context, collectionID, productID int64) (*Collect, error) {
+	var g guard
+	_, err := records.Get(ctx, s.Store, GuardKey(collectionID, productID), &g)
+	if err == nil {
+		var c Collect
+		if _, err := records.Get(ctx, s.Store, Key(g.ID), &c); err != nil {
+			if admin.ErrorCode(err) == admin.ENOTFOUND {
+				return nil, nil
+			}
+			return nil, err
+		}
+		return &c, nil
+	}
+	if admin.ErrorCode(err) != admin.ENOTFOUND {
+		return nil, err
+	}
+	m, err := smartcollections.MemberOf(ctx, s.Store, collectionID, productID)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	c := fromMember(m)
+	return &c, nil
+}
+
+// ofProduct reads a product's collects and smart memberships (one Query of
+// each index partition), by collection id.
+func (s Service) ofProduct(ctx context.Context, productID int64) ([]Collect, error) {
+	items, err := records.List(ctx, s.Store, store.Query{Index: store.GSI2, PK: ProductIndex(productID)}, nil, 0, 1<<31-1)
+	if err != nil {
+		return nil, err
+	}
+	out, err := records.DecodeAll[Collect](items)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := smartcollections.MembershipsOf(ctx, s.Store, productID)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, fromMembers(ms)...)
+	slices.SortStableFunc(out, func(a, b Collect) int { return cmp.Compare(a.CollectionID, b.CollectionID) })
+	return out, nil
+}
+
+// Count reads a custom collection's products_count, counts a smart
+// collection's or a product's index partitions, or the count shards.
+func (s Service) Count(ctx context.Context, f Filter) (int, error) {
+	switch {
+	case f.CollectionID != 0 && f.ProductID != 0:
+		c, err := s.lookupPair(ctx, f.CollectionID, f.ProductID)
+		if c != nil {
+			return 1, err
+		}
+		return 0, err
+	case f.ProductID != 0:
+		a, err := s.Store.Count(ctx, store.Query{Index: store.GSI2, PK: ProductIndex(f.ProductID)})
+		if err != nil {
+			return 0, err
+		}
+		b, err := smartcollections.CountMembershipsOf(ctx, s.Store, f.ProductID)
+		return a + b, err
+	case f.CollectionID != 0:
+		it, err := s.Store.Get(ctx, collection.Key(f.CollectionID))
+		switch {
+		case err == nil:
+			return int(it.Nums[collection.ProductsCount]), nil
+		case errors.Is(err, store.ErrNotFound):
+			return smartcollections.CountMembers(ctx, s.Store, f.CollectionID)
+		}
+		return 0, err
+	default:
+		return records.Count(ctx, s.Store, Partition)
+	}
+}
+
+// Get returns one collect.
+func (s Service) Get(ctx context.Context, id int64) (Collect, error) {
+	var c Collect
+	_, err := records.Get(ctx, s.Store, Key(id), &c)
+	return c, err
+}
+
+// Create links a product to a custom collection (Link).
+func (s Service) Create(ctx context.Context, in Input) (Collect, error) {
+	return Link(ctx, s.Store, s.IDs, in)
+}
+
+// Delete removes the collect and decrements its collection's
+// products_count in one transaction (or removes only the collect when the
+// collection is being deleted meanwhile).
+func (s Service) Delete(ctx context.Context, id int64) error {
+	c, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	ops := append(unlinkOps(c.ID, c.CollectionID, c.ProductID),
+		store.Add(collection.Key(c.CollectionID), store.IfPresent, map[string]int64{collection.ProductsCount: -1}))
+	const collectAt, collectionAt = 0, 3
+	err = records.Transact(ctx, s.Store, ops...)
+	if store.FailedOp(err) == collectionAt {
+		err = records.Transact(ctx, s.Store, ops[:collectionAt]...)
+	}
+	if store.FailedOp(err) == collectAt {
+		return admin.NotFound // deleted meanwhile
+	}
+	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/parents"
+	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/textile"
@@ -49,10 +50,8 @@ const (
 	StatusRemoved    = "removed"
 )
 
-// statuses are the values of the status filter.
-var statuses = []string{StatusPending, StatusPublished, StatusUnapproved, StatusSpam, StatusRemoved}
-
-type input struct {
+// Input is the body of a comment create or update.
+type Input struct {
 	Body      *string `json:"body"`
 	Author    *string `json:"author"`
 	Email     *string `json:"email"`
@@ -62,6 +61,74 @@ type input struct {
 	ArticleID *int64  `json:"article_id"`
 	// PublishedAt is raw so that null and malformed values are 422s naming it.
 	PublishedAt json.RawMessage `json:"published_at"`
+}
+
+// Client is what the request itself says of its sender: the address and
+// user agent a create records when the body gives none.
+type Client struct {
+	IP, UserAgent string
+}
+
+// Filter is the list and count filters of §4.9.
+type Filter struct {
+	ArticleID, BlogID             int64
+	Created, Updated, PublishedAt dates.Range
+	Published                     publishing.Status
+	Status                        string // one of Statuses, or "" for any
+}
+
+// Statuses are the values of the status filter.
+var Statuses = []string{StatusPending, StatusPublished, StatusUnapproved, StatusSpam, StatusRemoved}
+
+// query is the partition the filter reads: an article's or a blog's
+// comments through their index, else all comments; countPartition is its
+// counter.
+func (f *Filter) query(sinceID int64) (q store.Query, countPartition string) {
+	switch {
+	case f.ArticleID > 0:
+		q, countPartition = store.Query{Index: store.GSI1, PK: ArticlePartition(f.ArticleID)}, ArticlePartition(f.ArticleID)
+	case f.BlogID > 0:
+		q, countPartition = store.Query{Index: store.GSI2, PK: BlogPartition(f.BlogID)}, BlogPartition(f.BlogID)
+	default:
+		q, countPartition = store.Query{PK: partition}, partition
+	}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	return q, countPartition
+}
+
+// matcher checks what the partition does not: nil when nothing is left.
+// With both article_id and blog_id the article's partition is read and the
+// blog checked on each comment.
+func (f *Filter) matcher() records.Matcher {
+	checkBlog := f.ArticleID > 0 && f.BlogID > 0
+	if !checkBlog && f.Created.Empty() && f.Updated.Empty() && f.PublishedAt.Empty() &&
+		f.Published == publishing.Any && f.Status == "" {
+		return nil
+	}
+	return func(it *store.Item) (bool, error) {
+		var c Comment
+		if err := records.Decode(it, &c); err != nil {
+			return false, err
+		}
+		return (!checkBlog || c.BlogID == f.BlogID) && f.matches(&c), nil
+	}
+}
+
+func (f *Filter) matches(c *Comment) bool {
+	switch f.Published {
+	case publishing.OnlyPublished:
+		if c.Status != StatusPublished {
+			return false
+		}
+	case publishing.OnlyUnpublished:
+		if c.Status == StatusPublished {
+			return false
+		}
+	}
+	return (f.Status == "" || c.Status == f.Status) && f.Created.Contains(c.CreatedAt.Time) &&
+		f.Updated.Contains(c.UpdatedAt.Time) && f.PublishedAt.Contains(c.PublishedAt.Time)
 }
 
 const (
@@ -136,7 +203,7 @@ func subject(id int64, b *blogRef, a *articleRef) events.Subject {
 // apply validates the fields create and update share and merges them into
 // c. loc reads a published_at without offset; published_at itself is
 // applied by the caller (only update accepts it).
-func (in *input) apply(v *admin.Validation, c *Comment, create bool, loc *time.Location) (publishedAt admin.Time, publish bool) {
+func (in *Input) apply(v *admin.Validation, c *Comment, create bool, loc *time.Location) (publishedAt admin.Time, publish bool) {
 	if in.Author != nil || create {
 		a := strings.TrimSpace(deref(in.Author))
 		switch {

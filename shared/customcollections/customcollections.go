@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
@@ -30,16 +29,16 @@ import (
 )
 
 // SortOrders are the allowed values of sort_order (§2.6).
-var SortOrders = []string{"alpha-asc", "alpha-desc", "best-selling", "created", "created-desc", "manual", "price-asc", "price-desc"}
+var SortOrders = collection.SortOrders
 
 const (
-	maxTitle = 255
 	// MaxCollects is the most products a create may link (each costs two
 	// items of its transaction).
 	MaxCollects = 40
 )
 
-type input struct {
+// Input is the body of a custom collection create or update.
+type Input struct {
 	Title          *string                `json:"title"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
@@ -47,11 +46,12 @@ type input struct {
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published"`
 	Image          json.RawMessage        `json:"image"`
-	Collects       []collectInput         `json:"collects"`
+	Collects       []CollectInput         `json:"collects"`
 	Metafields     []metafields.Input     `json:"metafields"`
 }
 
-type collectInput struct {
+// CollectInput is a product to link on create.
+type CollectInput struct {
 	ProductID *int64 `json:"product_id"`
 }
 
@@ -62,12 +62,10 @@ func subject(c *collection.Collection) events.Subject {
 
 // apply validates in and merges it into r (all but publishing, the image,
 // handle claims and product lookups, which need the store or the network).
-func (in *input) apply(r *collection.Record, create bool) (images.Change, error) {
+func (in *Input) apply(r *collection.Record, create bool) (images.Change, error) {
 	var v admin.Validation
-	v.RequiredText("title", in.Title, create, maxTitle, &r.Title)
-	if in.Handle != nil && !handles.Valid(*in.Handle) {
-		v.Add("handle", admin.MsgInvalid)
-	}
+	v.Title(in.Title, create, &r.Title)
+	handles.Check(&v, in.Handle)
 	if in.BodyHTML.Set {
 		r.BodyHTML = nil
 		if !in.BodyHTML.Null {
@@ -75,7 +73,7 @@ func (in *input) apply(r *collection.Record, create bool) (images.Change, error)
 			r.BodyHTML = &s
 		}
 		if len(records.Encode(r)) > records.MaxData {
-			v.Add("body_html", "is too long (the collection may take at most 350 KB stored)")
+			v.Add("body_html", msgTooLarge)
 		}
 	}
 	if in.SortOrder != nil {
@@ -104,7 +102,7 @@ func (in *input) apply(r *collection.Record, create bool) (images.Change, error)
 
 // products returns the distinct products of a create's collects, in the
 // order given; an unknown product is 422 on collects. One GetItem each.
-func products(ctx context.Context, st store.Store, in []collectInput) ([]int64, error) {
+func products(ctx context.Context, st store.Store, in []CollectInput) ([]int64, error) {
 	var out []int64
 	var v admin.Validation
 	for _, c := range in {
@@ -126,19 +124,29 @@ func products(ctx context.Context, st store.Store, in []collectInput) ([]int64, 
 	return out, v.Err()
 }
 
-// fits reports whether ops, plus extra more, make one transaction once
-// records.Transact has folded the count-shard ops (one per partition).
-func fits(ops []store.Op, extra int) bool {
-	n, counts := extra, map[string]bool{}
-	for i := range ops {
-		op := &ops[i]
-		if op.Kind == store.OpAdd && op.Cond == store.Always && strings.HasPrefix(op.Key.PK, "count#") {
-			counts[op.Key.PK] = true
-			continue
-		}
-		n++
-	}
-	return n+len(counts) <= store.MaxTransactItems
-}
+const msgTooLarge = "is too long (the collection may take at most 350 KB stored)"
 
 var errTooManyChanges = admin.Invalid("base", "too many changes for one request: send fewer collects or metafields at a time")
+
+// matches checks the filters read from the collection itself.
+func matches(f *collection.Filter, r *collection.Record) bool {
+	return f.Matches(r.Title, r.Handle, r.CreatedAt, r.UpdatedAt, r.PublishedAt)
+}
+
+// present moves the timestamps into the shop's time zone.
+func present(c *collection.Collection, shop *admin.Shop) {
+	loc := shop.Location()
+	c.UpdatedAt, c.PublishedAt = c.UpdatedAt.In(loc), c.PublishedAt.In(loc)
+	if c.Image != nil {
+		img := *c.Image
+		img.CreatedAt = img.CreatedAt.In(loc)
+		c.Image = &img
+	}
+}
+
+// shown is the collection as responses and webhook payloads show it.
+func shown(r *collection.Record, shop *admin.Shop) *collection.Collection {
+	c := r.Collection
+	present(&c, shop)
+	return &c
+}

@@ -46,6 +46,14 @@ func FromTitle(title string) string {
 	return h
 }
 
+// Check adds "is invalid" on handle to v when an explicit handle is given
+// and is not Valid.
+func Check(v *admin.Validation, in *string) {
+	if in != nil && !Valid(*in) {
+		v.Add("handle", admin.MsgInvalid)
+	}
+}
+
 // Valid reports whether a handle given by a user is acceptable as is.
 func Valid(h string) bool {
 	if h == "" || len(h) > MaxLen {

@@ -246,6 +246,21 @@ func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 	return err
 }
 
+// Fits reports whether ops, plus extra more, make one transaction once
+// Transact has folded the count-shard ops (one per partition).
+func Fits(ops []store.Op, extra int) bool {
+	n, counts := extra, map[string]bool{}
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind == store.OpAdd && op.Cond == store.Always && strings.HasPrefix(op.Key.PK, "count#") {
+			counts[op.Key.PK] = true
+			continue
+		}
+		n++
+	}
+	return n+len(counts) <= store.MaxTransactItems
+}
+
 // TransactBatches commits ops in as many transactions as they need. It is
 // for clean-up after a record's own deletion has committed (its metafields,
 // stored files): each op must be idempotent, since a failure part way

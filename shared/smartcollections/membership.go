@@ -490,3 +490,58 @@ func nonNilIDs(list []int64) []int64 {
 	}
 	return list
 }
+
+// The reads of memberships the collects endpoints show as read-only
+// collects: same items, same costs as a read of collects.
+
+// MemberOf returns the product's membership of the collection, nil when it
+// is not a member: one GetItem.
+func MemberOf(ctx context.Context, st store.Store, collectionID, productID int64) (*Member, error) {
+	var m Member
+	if _, err := records.Get(ctx, st, MemberKey(collectionID, productID), &m); err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Members returns the collection's memberships in product id order whose
+// own id is after sinceID, skipping offset and returning at most limit: a
+// paged Query of the collection's membership partition.
+func Members(ctx context.Context, st store.Store, collectionID, sinceID int64, offset, limit int) ([]Member, error) {
+	var match records.Matcher
+	if sinceID > 0 {
+		match = func(it *store.Item) (bool, error) {
+			var m Member
+			err := records.Decode(it, &m)
+			return m.ID > sinceID, err
+		}
+	}
+	items, err := records.List(ctx, st, store.Query{PK: MemberPartition(collectionID)}, match, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Member](items)
+}
+
+// MembershipsOf returns every membership of the product, by collection id:
+// one Query of its index partition.
+func MembershipsOf(ctx context.Context, st store.Store, productID int64) ([]Member, error) {
+	items, err := records.List(ctx, st, store.Query{Index: store.GSI2, PK: ProductMembersIndex(productID)}, nil, 0, 1<<31-1)
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Member](items)
+}
+
+// CountMembers counts the collection's membership items.
+func CountMembers(ctx context.Context, st store.Store, collectionID int64) (int, error) {
+	return st.Count(ctx, store.Query{PK: MemberPartition(collectionID)})
+}
+
+// CountMembershipsOf counts the product's memberships.
+func CountMembershipsOf(ctx context.Context, st store.Store, productID int64) (int, error) {
+	return st.Count(ctx, store.Query{Index: store.GSI2, PK: ProductMembersIndex(productID)})
+}

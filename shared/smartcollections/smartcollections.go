@@ -28,6 +28,8 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/customcollections/collection"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -40,13 +42,12 @@ const (
 	// Partition holds every smart collection by id.
 	Partition = "smart_collection"
 	// HandleNamespace is shared by custom and smart collections.
-	HandleNamespace = "collection"
+	HandleNamespace = collection.HandleNamespace
 	// CountNum is the atomic number holding a collection's member count.
 	CountNum = "products_count"
 
 	rulesPartition = "smart_rules"
 	statePartition = "smart_product"
-	maxTitle       = 255
 	// maxData bounds the stored collection below records.MaxData: its
 	// transaction also carries the notification (a second copy) and up to
 	// images.MaxAttachment of image chunks, within DynamoDB's 4 MB.
@@ -54,10 +55,10 @@ const (
 )
 
 // Sort orders of §2.6.
-var SortOrders = []string{"alpha-asc", "alpha-desc", "best-selling", "created", "created-desc", "manual", "price-asc", "price-desc"}
+var SortOrders = collection.SortOrders
 
 // DefaultSortOrder is the sort order of a collection created without one.
-const DefaultSortOrder = "alpha-asc"
+const DefaultSortOrder = collection.DefaultSortOrder
 
 // Key is the item key of a smart collection.
 func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
@@ -149,7 +150,8 @@ func (c *SmartCollection) Subject() events.Subject {
 	return events.Subject{Type: events.Collection, ID: c.ID, Path: "/collections/" + c.Handle, Label: c.Title}
 }
 
-type input struct {
+// Input is the body of a smart collection create or update.
+type Input struct {
 	Title          *string                `json:"title"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
@@ -165,12 +167,10 @@ type input struct {
 // handle claims, which need the store or the network). rulesChanged
 // reports that rules or disjunctive were given: the membership is
 // recomputed.
-func (in *input) apply(r *record, create bool) (rulesChanged bool, img images.Change, err error) {
+func (in *Input) apply(r *record, create bool) (rulesChanged bool, img images.Change, err error) {
 	var v admin.Validation
-	v.RequiredText("title", in.Title, create, maxTitle, &r.Title)
-	if in.Handle != nil && !handles.Valid(*in.Handle) {
-		v.Add("handle", admin.MsgInvalid)
-	}
+	v.Title(in.Title, create, &r.Title)
+	handles.Check(&v, in.Handle)
 	if in.BodyHTML.Set {
 		r.BodyHTML = nil
 		if !in.BodyHTML.Null {
@@ -200,4 +200,49 @@ func (in *input) apply(r *record, create bool) (rulesChanged bool, img images.Ch
 		v.Add("body_html", "is too long (the collection may take at most 256 KB stored)")
 	}
 	return rulesChanged, img, v.Err()
+}
+
+// ownFilter is f without created_at: collections show none (§2.7), so the
+// created_at filters are ignored.
+func ownFilter(f *collection.Filter) *collection.Filter {
+	g := *f
+	g.Created = dates.Range{}
+	return &g
+}
+
+func matches(f *collection.Filter, c *SmartCollection) bool {
+	return f.Matches(c.Title, c.Handle, admin.Time{}, c.UpdatedAt, c.PublishedAt)
+}
+
+func filterMatcher(f *collection.Filter) records.Matcher {
+	if f.Empty() {
+		return nil
+	}
+	return func(it *store.Item) (bool, error) {
+		r, err := decode(it)
+		if err != nil {
+			return false, err
+		}
+		return matches(f, &r.SmartCollection), nil
+	}
+}
+
+func present(c *SmartCollection, shop *admin.Shop) {
+	loc := shop.Location()
+	c.UpdatedAt, c.PublishedAt = c.UpdatedAt.In(loc), c.PublishedAt.In(loc)
+	if c.Image != nil {
+		img := *c.Image
+		img.CreatedAt = img.CreatedAt.In(loc)
+		c.Image = &img
+	}
+	if c.Rules == nil {
+		c.Rules = []Rule{}
+	}
+}
+
+// presented is a copy of c as responses and webhook payloads show it.
+func presented(c *SmartCollection, shop *admin.Shop) *SmartCollection {
+	out := *c
+	present(&out, shop)
+	return &out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -29,16 +30,10 @@ const (
 	ProductsCount = "products_count"
 	// CollectSeq is the atomic number holding the last position given to a collect.
 	CollectSeq = "collect_seq"
-	// SmartPartition holds smart collections (another package writes them);
-	// collects must tell a smart collection id from an unknown one.
-	SmartPartition = "smart_collection"
 )
 
 // Key addresses a custom collection.
 func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
-
-// SmartKey addresses a smart collection.
-func SmartKey(id int64) store.Key { return store.Key{PK: SmartPartition, SK: records.IDSK(id)} }
 
 // Collection is the returned record.
 type Collection struct {
@@ -82,6 +77,30 @@ func Decode(it *store.Item) (Record, error) {
 	n := it.Nums[ProductsCount]
 	r.ProductsCount = &n
 	return r, nil
+}
+
+// SortOrders are the allowed values of sort_order (§2.6), for custom and
+// smart collections.
+var SortOrders = []string{"alpha-asc", "alpha-desc", "best-selling", "created", "created-desc", "manual", "price-asc", "price-desc"}
+
+// Filter is the list and count filters custom and smart collections share
+// (§4.6, §4.7): title, handle, product_id and the publishing filters.
+type Filter struct {
+	Title, Handle string
+	ProductID     int64
+	publishing.Filter
+}
+
+// Empty reports whether no filter was given.
+func (f *Filter) Empty() bool {
+	return f.Title == "" && f.Handle == "" && f.ProductID == 0 && f.Filter.Empty()
+}
+
+// Matches checks the filters a collection answers itself: all but
+// product_id, which the collection's membership answers.
+func (f *Filter) Matches(title, handle string, created, updated, published admin.Time) bool {
+	return (f.Title == "" || title == f.Title) && (f.Handle == "" || handle == f.Handle) &&
+		f.Filter.Matches(created, updated, published)
 }
 
 // Default values of §2.6.

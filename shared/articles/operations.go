@@ -1,0 +1,285 @@
+package articles
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/comments"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Service holds the article operations: plain functions of a context and
+// typed input. The blog an operation works in is read first (LookupBlog),
+// so that an unknown blog is 404 before anything else of the request.
+type Service struct{ *platform.Deps }
+
+// List returns the blog's matching articles, newest first (ascending from
+// sinceID when given), skipping offset and returning at most limit. A
+// handle names at most one article, found through its guard; other filters
+// are checked on each article of the blog's partition read.
+func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64, offset, limit int) ([]Article, error) {
+	if f.Handle != "" {
+		id, err := handles.Owner(ctx, s.Store, HandleNamespace(blog.ID), f.Handle)
+		if err != nil || id == 0 || id <= sinceID || offset > 0 {
+			return nil, err
+		}
+		a, err := Lookup(ctx, s.Store, id)
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return nil, nil
+		}
+		if err != nil || a.BlogID != blog.ID || !f.matches(a) {
+			return nil, err
+		}
+		return []Article{*a}, nil
+	}
+	q := store.Query{Index: store.GSI1, PK: BlogIndex(blog.ID), Desc: true}
+	if sinceID > 0 {
+		q.After, q.Desc = records.IDSK(sinceID), false
+	}
+	items, err := records.List(ctx, s.Store, q, f.matcher(), offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Article](items)
+}
+
+// Count counts the blog's matching articles: the sharded counter without
+// filters, the handle's guard with one, else a walk of the blog's partition.
+// It takes every filter of the list, not only the date filters and
+// published_status the spec names.
+func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) {
+	switch {
+	case f.empty():
+		return records.Count(ctx, s.Store, BlogIndex(blog.ID))
+	case f.Handle != "":
+		list, err := s.List(ctx, blog, f, 0, 0, 1)
+		return len(list), err
+	default:
+		return records.CountMatching(ctx, s.Store, store.Query{Index: store.GSI1, PK: BlogIndex(blog.ID)}, f.matcher())
+	}
+}
+
+// Get returns the article id of the blog blogID: an article of another
+// blog is admin.NotFound, as a missing one is. The blog itself is not read.
+func (s Service) Get(ctx context.Context, blogID, id int64) (Article, error) {
+	a, err := Lookup(ctx, s.Store, id)
+	if err != nil {
+		return Article{}, err
+	}
+	if a.BlogID != blogID {
+		return Article{}, admin.NotFound
+	}
+	return *a, nil
+}
+
+// Create adds an article to the blog: the article, its handle claim, the
+// blog's count, author and tag counters, image chunks, metafields and an
+// Article event in one transaction.
+func (s Service) Create(ctx context.Context, blog *Blog, in *Input) (Article, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	now := admin.Now()
+	rec := record{Article: Article{BlogID: blog.ID, Author: app.Name, CreatedAt: now, UpdatedAt: now}}
+	pub, img, err := in.apply(&rec.Article, true, shop.Location())
+	if err != nil {
+		return Article{}, err
+	}
+	rec.PublishedAt, _ = publishing.Apply(admin.Time{}, pub.published, pub.at, true, now)
+	var imageOps []store.Op
+	newImage := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop, Change: img}
+	if imageOps, err = newImage.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile); err != nil {
+		return Article{}, err
+	}
+	explicit := ""
+	if in.Handle != nil {
+		explicit = *in.Handle
+	}
+	_, _, err = handles.Create(ctx, s.Store, s.IDs, HandleNamespace(blog.ID), explicit, rec.Title, func(id int64, handle string) ([]store.Op, error) {
+		rec.ID, rec.Handle = id, handle
+		item := rec.item(1)
+		if len(item.Data) > records.MaxData {
+			return nil, errTooLarge
+		}
+		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerArticle, id, in.Metafields, now)
+		if err != nil {
+			return nil, err
+		}
+		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(BlogIndex(blog.ID), 1)}
+		ops = append(ops, counterOps(nil, &rec.Article)...)
+		ops = append(ops, imageOps...)
+		ops = append(ops, mops...)
+		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.Create, "", app.Name))...)
+		if !records.Fits(ops, 1) { // handles.Create adds the claim
+			return nil, errTooManyChanges
+		}
+		return ops, nil
+	})
+	if err != nil {
+		return Article{}, err
+	}
+	return rec.Article, nil
+}
+
+// Update changes the blog's article id: an optimistic update of the
+// article with its handle claim, counters, image chunks, metafields and an
+// Article event.
+func (s Service) Update(ctx context.Context, blog *Blog, id int64, in *Input) (Article, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	var rec record
+	// A new image is resolved (downloaded) once, even if the write is retried.
+	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
+	claimAt := -1
+	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+		rec = record{}
+		if err := records.Decode(it, &rec); err != nil {
+			return nil, err
+		}
+		if rec.BlogID != blog.ID {
+			return nil, admin.NotFound
+		}
+		old := rec
+		pub, img, err := in.apply(&rec.Article, false, shop.Location())
+		if err != nil {
+			return nil, err
+		}
+		image.Change = img
+		fileOps, err := image.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile)
+		if err != nil {
+			return nil, err
+		}
+		now := admin.Now()
+		var change publishing.Change
+		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, pub.published, pub.at, false, now)
+		rec.UpdatedAt = now
+		if in.Handle != nil {
+			rec.Handle = *in.Handle
+		}
+		item := records.PutNext(rec.item(it.Version))
+		if len(item.Item.Data) > records.MaxData {
+			return nil, errTooLarge
+		}
+		ops := []store.Op{item}
+		claimAt = -1
+		if rec.Handle != old.Handle {
+			claimAt = len(ops)
+			ops = append(ops, handles.Claim(HandleNamespace(blog.ID), rec.Handle, rec.ID), handles.Release(HandleNamespace(blog.ID), old.Handle))
+		}
+		ops = append(ops, counterOps(&old.Article, &rec.Article)...)
+		ops = append(ops, fileOps...)
+		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerArticle, rec.ID, in.Metafields, now)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, mops...)
+		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.UpdateVerb(change), "", app.Name))...)
+		if !records.Fits(ops, 0) {
+			return nil, errTooManyChanges
+		}
+		return ops, nil
+	})
+	if claimAt > 0 && store.FailedOp(err) == claimAt {
+		return Article{}, admin.Invalid("handle", admin.MsgTaken)
+	}
+	if err != nil {
+		return Article{}, err
+	}
+	return rec.Article, nil
+}
+
+// Delete removes the blog's article id, its handle, counters, image file
+// and metafields in one transaction; when they would not fit in one, the
+// image and metafields are removed by further transactions after the
+// article, and so are its comments (comments.DeleteOfArticleOps).
+func (s Service) Delete(ctx context.Context, blog *Blog, id int64) error {
+	app := admin.AppFrom(ctx)
+	var rest []store.Op
+	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+		var rec record
+		if err := records.Decode(it, &rec); err != nil {
+			return nil, err
+		}
+		if rec.BlogID != blog.ID {
+			return nil, admin.NotFound
+		}
+		ops := []store.Op{
+			store.Delete(it.Key(), store.IfVersion, it.Version),
+			handles.Release(HandleNamespace(blog.ID), rec.Handle),
+			records.CountOp(BlogIndex(blog.ID), -1),
+		}
+		ops = append(ops, counterOps(&rec.Article, nil)...)
+		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.Destroy, "", app.Name))...)
+		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
+		if err != nil {
+			return nil, err
+		}
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerArticle, rec.ID)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, mops...)
+		if all := append(slices.Clip(ops), extra...); records.Fits(all, 0) {
+			rest = nil
+			return all, nil
+		}
+		rest = extra
+		return ops, nil
+	})
+	if err != nil {
+		return err
+	}
+	// Leftovers of a large article: their owner is gone, so removing them
+	// later is harmless, and each op is idempotent.
+	// The article's comments go with it, like its leftovers, after it.
+	cops, err := comments.DeleteOfArticleOps(ctx, s.Store, id)
+	if err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, s.Store, append(rest, cops...))
+}
+
+// Authors returns the distinct authors of the shop's articles, sorted.
+// Each author has a counter item (articleauthor/<name>) kept in the
+// articles' transactions, so this is one Query of that partition, however
+// many articles there are.
+func (s Service) Authors(ctx context.Context) ([]string, error) {
+	list, _, err := names(ctx, s.Store, authorPartition)
+	if err != nil {
+		return nil, err
+	}
+	sortNames(list)
+	return nonNil(list), nil
+}
+
+// Tags returns the tags of the blog's articles, sorted alphabetically, or
+// with q.Popular by how many articles use them (most first, ties
+// alphabetically); q.Limit caps the list. The per-blog tag counters
+// (articletag#<blog id>/<tag>) make it one Query.
+func (s Service) Tags(ctx context.Context, blog *Blog, q TagsQuery) ([]string, error) {
+	list, counts, err := names(ctx, s.Store, tagPartition(blog.ID))
+	if err != nil {
+		return nil, err
+	}
+	sortNames(list)
+	if q.Popular {
+		slices.SortStableFunc(list, func(a, b string) int { return cmp.Compare(counts[b], counts[a]) })
+	}
+	if q.Limit > 0 && len(list) > q.Limit {
+		list = list[:q.Limit]
+	}
+	return nonNil(list), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

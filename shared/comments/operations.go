@@ -1,0 +1,218 @@
+package comments
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Service holds the comment operations: plain functions of a context and
+// typed input.
+type Service struct{ *platform.Deps }
+
+// List returns the matching comments in id order after sinceID, skipping
+// offset and returning at most limit: one paged Query of the partition the
+// filter names (an article's, a blog's, or every comment).
+func (s Service) List(ctx context.Context, f *Filter, sinceID int64, offset, limit int) ([]Comment, error) {
+	q, _ := f.query(sinceID)
+	items, err := records.List(ctx, s.Store, q, f.matcher(), offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Comment](items)
+}
+
+// Count counts the matching comments: the partition's sharded counter when
+// the partition is the whole filter, else a walk of it.
+func (s Service) Count(ctx context.Context, f *Filter) (int, error) {
+	q, counter := f.query(0)
+	match := f.matcher()
+	if match == nil {
+		return records.Count(ctx, s.Store, counter)
+	}
+	return records.CountMatching(ctx, s.Store, q, match)
+}
+
+// Get returns one comment.
+func (s Service) Get(ctx context.Context, id int64) (Comment, error) {
+	var c Comment
+	_, err := records.Get(ctx, s.Store, Key(id), &c)
+	return c, err
+}
+
+// target looks up the article and blog a new comment names, adding a
+// validation message when they do not exist or do not belong together.
+func (s Service) target(ctx context.Context, v *admin.Validation, in *Input) (*articleRef, *blogRef, error) {
+	if in.BlogID == nil || *in.BlogID <= 0 {
+		v.Add("blog_id", admin.MsgBlank)
+	}
+	if in.ArticleID == nil || *in.ArticleID <= 0 {
+		v.Add("article_id", admin.MsgBlank)
+	}
+	if v.Has("blog_id") || v.Has("article_id") {
+		return nil, nil, nil
+	}
+	var a articleRef
+	if _, err := records.Get(ctx, s.Store, articleKey(*in.ArticleID), &a); err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			v.Add("article_id", "does not exist")
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	if a.BlogID != *in.BlogID {
+		v.Add("blog_id", "does not match the article's blog")
+		return nil, nil, nil
+	}
+	var b blogRef
+	if _, err := records.Get(ctx, s.Store, blogKey(a.BlogID), &b); err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			v.Add("blog_id", "does not exist")
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	return &a, &b, nil
+}
+
+// Create adds a pending comment to an article: the comment, its three
+// counters and a Comment event in one transaction, on the condition that
+// the article still exists. The body's ip and user_agent, when absent, are
+// the client's.
+func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	now := admin.Now()
+	c := Comment{Status: StatusPending, PublishedAt: now, CreatedAt: now, UpdatedAt: now}
+	var v admin.Validation
+	in.apply(&v, &c, true, shop.Location())
+	if ip := strings.TrimSpace(deref(in.IP)); ip != "" {
+		if a, err := netip.ParseAddr(ip); err != nil {
+			v.Add("ip", admin.MsgInvalid)
+		} else {
+			c.IP = a.String()
+		}
+	} else {
+		c.IP = client.IP
+	}
+	if in.UserAgent != nil {
+		if ua := strings.TrimSpace(*in.UserAgent); len([]rune(ua)) > maxUserAgent {
+			v.Add("user_agent", admin.TooLong(maxUserAgent))
+		} else if ua != "" {
+			c.UserAgent = &ua
+		}
+	} else if ua := strings.TrimSpace(client.UserAgent); ua != "" {
+		ua = truncate(ua, maxUserAgent)
+		c.UserAgent = &ua
+	}
+	article, blog, err := s.target(ctx, &v, in)
+	if err != nil {
+		return Comment{}, err
+	}
+	if err := v.Err(); err != nil {
+		return Comment{}, err
+	}
+	c.ArticleID, c.BlogID = article.ID, blog.ID
+	const checkArticle = 1
+	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
+		c.ID = id
+		ops := []store.Op{store.Put(c.item(1), store.IfAbsent, 0), store.Check(articleKey(article.ID), store.IfPresent, 0)}
+		ops = append(ops, c.countOps(1)...)
+		ev := events.New(s.IDs, subject(id, blog, article), events.Create, excerpt(c.Body), app.Name)
+		return append(ops, events.Ops(ev)...), nil
+	})
+	if store.FailedOp(err) == checkArticle {
+		return Comment{}, admin.Invalid("article_id", "does not exist") // deleted meanwhile
+	}
+	if err != nil {
+		return Comment{}, err
+	}
+	return c, nil
+}
+
+// Update changes a comment's author, body, email or published_at (which
+// publishes it, §3.1): an optimistic update of the comment.
+func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, error) {
+	loc := admin.ShopFrom(ctx).Location()
+	var c Comment
+	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+		c = Comment{}
+		if err := records.Decode(it, &c); err != nil {
+			return nil, err
+		}
+		var v admin.Validation
+		at, publish := in.apply(&v, &c, false, loc)
+		if err := v.Err(); err != nil {
+			return nil, err
+		}
+		if publish { // §3.1: a published_at publishes the comment
+			c.PublishedAt, c.Status = at, StatusPublished
+		}
+		c.UpdatedAt = admin.Now()
+		return []store.Op{records.PutNext(c.item(it.Version))}, nil
+	})
+	if err != nil {
+		return Comment{}, err
+	}
+	return c, nil
+}
+
+// The moderation actions of §3.1 (see actions for the state machine).
+
+// Approve publishes a pending or unapproved comment.
+func (s Service) Approve(ctx context.Context, id int64) (Comment, error) {
+	return s.moderate(ctx, id, actionNamed("approve"))
+}
+
+// Spam marks a comment as spam.
+func (s Service) Spam(ctx context.Context, id int64) (Comment, error) {
+	return s.moderate(ctx, id, actionNamed("spam"))
+}
+
+// NotSpam publishes a comment marked as spam.
+func (s Service) NotSpam(ctx context.Context, id int64) (Comment, error) {
+	return s.moderate(ctx, id, actionNamed("not_spam"))
+}
+
+// Remove removes a comment.
+func (s Service) Remove(ctx context.Context, id int64) (Comment, error) {
+	return s.moderate(ctx, id, actionNamed("remove"))
+}
+
+// Restore publishes a removed comment.
+func (s Service) Restore(ctx context.Context, id int64) (Comment, error) {
+	return s.moderate(ctx, id, actionNamed("restore"))
+}
+
+// errUnchanged ends an update that has nothing to write.
+var errUnchanged = errors.New("comments: unchanged")
+
+// moderate applies a moderation action: an optimistic update of the
+// comment, or no write when it is in the action's state already.
+func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, error) {
+	var c Comment
+	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+		c = Comment{}
+		if err := records.Decode(it, &c); err != nil {
+			return nil, err
+		}
+		changed, err := a.apply(&c, admin.Now())
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			return nil, errUnchanged
+		}
+		return []store.Op{records.PutNext(c.item(it.Version))}, nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return Comment{}, err
+	}
+	return c, nil
+}

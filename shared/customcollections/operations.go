@@ -1,0 +1,325 @@
+package customcollections
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/collects"
+	"github.com/storeadmin/adminapi/shared/customcollections/collection"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Webhook topics and the payload's resource name (§6.1).
+const (
+	TopicCreate = "collections/create"
+	TopicUpdate = "collections/update"
+	TopicDelete = "collections/delete"
+	resource    = "collection"
+)
+
+// Service holds the custom collection operations: plain functions of a
+// context and typed input. A collection's collects are read and written
+// through the collects package's operations.
+type Service struct{ *platform.Deps }
+
+// lookup reads a collection; nil when there is none.
+func (s Service) lookup(ctx context.Context, id int64) (*collection.Record, error) {
+	var r collection.Record
+	if _, err := records.Get(ctx, s.Store, collection.Key(id), &r); err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &r, nil
+}
+
+// List returns the matching collections in id order after sinceID,
+// skipping offset and returning at most limit. A handle names at most one
+// collection, found through its guard; product_id reads the product's
+// collects (one Query of its index partition, sorted by collection id) and
+// each of their collections; other filters are checked on each collection read.
+func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, offset, limit int) ([]collection.Collection, error) {
+	if f.Handle != "" {
+		id, err := handles.Owner(ctx, s.Store, collection.HandleNamespace, f.Handle)
+		if err != nil || id == 0 || id <= sinceID || offset > 0 {
+			return nil, err
+		}
+		r, err := s.lookup(ctx, id) // nil for a smart collection's handle
+		if err != nil || r == nil || !matches(f, r) {
+			return nil, err
+		}
+		if f.ProductID != 0 {
+			if in, err := collects.Linked(ctx, s.Store, id, f.ProductID); err != nil || !in {
+				return nil, err
+			}
+		}
+		return []collection.Collection{r.Collection}, nil
+	}
+	if f.ProductID != 0 {
+		var out []collection.Collection
+		err := collects.EachCollectionOf(ctx, s.Store, f.ProductID, sinceID, func(collectionID int64) error {
+			r, err := s.lookup(ctx, collectionID)
+			if err != nil || r == nil || !matches(f, r) {
+				return err
+			}
+			if offset > 0 {
+				offset--
+				return nil
+			}
+			if out = append(out, r.Collection); len(out) == limit {
+				return records.Stop
+			}
+			return nil
+		})
+		if err != nil && err != records.Stop {
+			return nil, err
+		}
+		return out, nil
+	}
+	q := store.Query{PK: collection.Partition}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	var match records.Matcher
+	if !f.Empty() {
+		match = func(it *store.Item) (bool, error) {
+			var r collection.Record
+			if err := records.Decode(it, &r); err != nil {
+				return false, err
+			}
+			return matches(f, &r), nil
+		}
+	}
+	items, err := records.List(ctx, s.Store, q, match, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := records.DecodeAll[collection.Record](items)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]collection.Collection, len(recs))
+	for i := range recs {
+		out[i] = recs[i].Collection
+	}
+	return out, nil
+}
+
+// Count counts the matching collections (it takes every filter of the
+// list, handle too): the sharded counter without filters, else the list.
+func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
+	if f.Empty() {
+		return records.Count(ctx, s.Store, collection.Partition)
+	}
+	list, err := s.List(ctx, f, 0, 0, 1<<31-1)
+	return len(list), err
+}
+
+// Get returns the collection with products_count: one GetItem.
+func (s Service) Get(ctx context.Context, id int64) (collection.Collection, error) {
+	it, err := s.Store.Get(ctx, collection.Key(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return collection.Collection{}, admin.NotFound
+	}
+	if err != nil {
+		return collection.Collection{}, err
+	}
+	rec, err := collection.Decode(&it)
+	return rec.Collection, err
+}
+
+// Create adds a collection with the products of its collects (at positions
+// 1..n): the collection, its handle claim, count, collects, image chunks,
+// metafields, a Collection event and collections/create in one transaction.
+func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	now := admin.Now()
+	rec := collection.Record{
+		Collection: collection.Collection{PublishedScope: collection.PublishedScope, SortOrder: collection.DefaultSortOrder, UpdatedAt: now},
+		CreatedAt:  now,
+	}
+	img, err := in.apply(&rec, true)
+	if err != nil {
+		return collection.Collection{}, err
+	}
+	linked, err := products(ctx, s.Store, in.Collects)
+	if err != nil {
+		return collection.Collection{}, err
+	}
+	rec.PublishedAt, _ = publishing.Apply(admin.Time{}, in.Published, nil, true, now)
+	var imageOps []store.Op
+	newImage := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop, Change: img}
+	if imageOps, err = newImage.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile); err != nil {
+		return collection.Collection{}, err
+	}
+	explicit := ""
+	if in.Handle != nil {
+		explicit = *in.Handle
+	}
+	n := int64(len(linked))
+	rec.ProductsCount = &n
+	_, _, err = handles.Create(ctx, s.Store, s.IDs, collection.HandleNamespace, explicit, rec.Title, func(id int64, handle string) ([]store.Op, error) {
+		rec.ID, rec.Handle = id, handle
+		// The linked products take positions 1..n, so collect_seq starts at n.
+		item := rec.Item(1, map[string]int64{collection.ProductsCount: n, collection.CollectSeq: n})
+		if len(item.Data) > records.MaxData {
+			return nil, admin.Invalid("body_html", msgTooLarge)
+		}
+		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(collection.Partition, 1)}
+		for i, pid := range linked {
+			c := collects.New(s.IDs.Next(), id, pid, int64(i+1), now)
+			ops = append(ops, collects.LinkOps(&c)...)
+		}
+		ops = append(ops, imageOps...)
+		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerCustomCollection, id, in.Metafields, now)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, mops...)
+		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Create, "", app.Name))...)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicCreate, resource, shown(&rec, shop),
+			outbox.MetafieldsOf(metafields.OwnerCustomCollection, id))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, nops...)
+		if !records.Fits(ops, 1) { // handles.Create adds the claim
+			return nil, errTooManyChanges
+		}
+		return ops, nil
+	})
+	if err != nil {
+		return collection.Collection{}, err
+	}
+	return rec.Collection, nil
+}
+
+// Update changes a collection: an optimistic update of the collection
+// (its numbers carried over as read) with its handle claim, image chunks,
+// metafields, a Collection event and collections/update.
+func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Collection, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	var rec collection.Record
+	// A new image is resolved (downloaded) once, even if the write is retried.
+	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
+	claimAt := -1
+	err := records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
+		var err error
+		if rec, err = collection.Decode(it); err != nil {
+			return nil, err
+		}
+		old := rec
+		img, err := in.apply(&rec, false)
+		if err != nil {
+			return nil, err
+		}
+		image.Change = img
+		fileOps, err := image.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile)
+		if err != nil {
+			return nil, err
+		}
+		now := admin.Now()
+		var change publishing.Change
+		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
+		rec.UpdatedAt = now
+		if in.Handle != nil {
+			rec.Handle = *in.Handle
+		}
+		// The numbers go back as read: the version condition fails if a
+		// collect changed them since.
+		put := records.PutNext(rec.Item(it.Version, it.Nums))
+		if len(put.Item.Data) > records.MaxData {
+			return nil, admin.Invalid("body_html", msgTooLarge)
+		}
+		ops := []store.Op{put}
+		claimAt = -1
+		if rec.Handle != old.Handle {
+			claimAt = len(ops)
+			ops = append(ops, handles.Claim(collection.HandleNamespace, rec.Handle, rec.ID), handles.Release(collection.HandleNamespace, old.Handle))
+		}
+		ops = append(ops, fileOps...)
+		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerCustomCollection, rec.ID, in.Metafields, now)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, mops...)
+		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.UpdateVerb(change), "", app.Name))...)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicUpdate, resource, shown(&rec, shop),
+			outbox.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, nops...)
+		if !records.Fits(ops, 0) {
+			return nil, errTooManyChanges
+		}
+		return ops, nil
+	})
+	if claimAt > 0 && store.FailedOp(err) == claimAt {
+		return collection.Collection{}, admin.Invalid("handle", admin.MsgTaken)
+	}
+	if err != nil {
+		return collection.Collection{}, err
+	}
+	return rec.Collection, nil
+}
+
+// Delete removes the collection, its handle, count, image file and
+// metafields in one transaction (the image and metafields in further ones
+// when they do not fit), then its collects (collects.DeleteOfCollection).
+func (s Service) Delete(ctx context.Context, id int64) error {
+	app := admin.AppFrom(ctx)
+	var rest []store.Op
+	err := records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
+		rec, err := collection.Decode(it)
+		if err != nil {
+			return nil, err
+		}
+		ops := []store.Op{
+			store.Delete(it.Key(), store.IfVersion, it.Version),
+			handles.Release(collection.HandleNamespace, rec.Handle),
+			records.CountOp(collection.Partition, -1),
+		}
+		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicDelete, resource, map[string]int64{"id": rec.ID})
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, nops...)
+		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
+		if err != nil {
+			return nil, err
+		}
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerCustomCollection, rec.ID)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, mops...)
+		if all := append(slices.Clip(ops), extra...); records.Fits(all, 0) {
+			rest = nil
+			return all, nil
+		}
+		rest = extra
+		return ops, nil
+	})
+	if err != nil {
+		return err
+	}
+	// Its collects and leftovers go after it: their collection is gone, so
+	// removing them later is harmless, and each removal is idempotent.
+	if err := collects.DeleteOfCollection(ctx, s.Store, id); err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, s.Store, rest)
+}

@@ -1,0 +1,310 @@
+package smartcollections
+
+import (
+	"context"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/customcollections/collection"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Webhook topics of §6.1 and the payload's resource name.
+const (
+	TopicCreate = "collections/create"
+	TopicUpdate = "collections/update"
+	TopicDelete = "collections/delete"
+	resource    = "collection"
+)
+
+// Service holds the smart collection operations: plain functions of a
+// context and typed input. Membership (membership.go) follows each change.
+type Service struct{ *platform.Deps }
+
+// List returns the matching collections in id order after sinceID,
+// skipping offset and returning at most limit. A handle names at most one
+// collection, found through its guard (it may be a custom collection's,
+// then nothing is found); product_id reads the product's memberships
+// (GSI2) and each of those collections; otherwise the partition is read.
+// The created_at filters are ignored (ownFilter).
+func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, offset, limit int) ([]SmartCollection, error) {
+	f = ownFilter(f)
+	var ids []int64
+	switch {
+	case f.Handle != "":
+		id, err := handles.Owner(ctx, s.Store, HandleNamespace, f.Handle)
+		if err != nil || id == 0 || id <= sinceID || offset > 0 {
+			return nil, err
+		}
+		if f.ProductID != 0 {
+			if m, err := MemberOf(ctx, s.Store, id, f.ProductID); err != nil || m == nil {
+				return nil, err
+			}
+		}
+		ids = []int64{id}
+	case f.ProductID != 0:
+		q := store.Query{Index: store.GSI2, PK: ProductMembersIndex(f.ProductID)}
+		if sinceID > 0 {
+			q.After = records.IDSK(sinceID)
+		}
+		err := scanQuery(ctx, s.Store, q, func(it *store.Item) error {
+			id, err := records.ParseIDSK(it.GSI2SK)
+			if err == nil {
+				ids = append(ids, id)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	default:
+		q := store.Query{PK: Partition}
+		if sinceID > 0 {
+			q.After = records.IDSK(sinceID)
+		}
+		items, err := records.List(ctx, s.Store, q, filterMatcher(f), offset, limit)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]SmartCollection, 0, len(items))
+		for i := range items {
+			r, err := decode(&items[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r.SmartCollection)
+		}
+		return out, nil
+	}
+	var out []SmartCollection
+	for _, id := range ids {
+		c, err := Lookup(ctx, s.Store, id)
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			continue // a custom collection's handle, or a collection being deleted
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !matches(f, c) {
+			continue
+		}
+		if offset > 0 {
+			offset--
+			continue
+		}
+		out = append(out, *c)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// scanQuery reads every page of q.
+func scanQuery(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
+	q.Limit = scanPage
+	return records.Each(ctx, st, q, fn)
+}
+
+// Count counts the matching collections (every filter of the list but
+// paging and fields): the sharded counter without filters, the list for a
+// handle or a product, else a walk of the partition.
+func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
+	f = ownFilter(f)
+	switch {
+	case f.Empty():
+		return records.Count(ctx, s.Store, Partition)
+	case f.Handle != "" || f.ProductID != 0:
+		list, err := s.List(ctx, f, 0, 0, 1<<31-1)
+		return len(list), err
+	default:
+		return records.CountMatching(ctx, s.Store, store.Query{PK: Partition}, filterMatcher(f))
+	}
+}
+
+// Get returns one collection with its products_count: one GetItem.
+func (s Service) Get(ctx context.Context, id int64) (SmartCollection, error) {
+	c, err := Lookup(ctx, s.Store, id)
+	if err != nil {
+		return SmartCollection{}, err
+	}
+	return *c, nil
+}
+
+// refreshCount reads the collection's count after its membership was recomputed.
+func (s Service) refreshCount(ctx context.Context, c *SmartCollection) error {
+	it, err := s.Store.Get(ctx, Key(c.ID))
+	if err != nil {
+		return err
+	}
+	c.ProductsCount = it.Nums[CountNum]
+	return nil
+}
+
+// Create commits a new collection (with its handle, rules, image chunks,
+// event and notification), then computes its membership.
+func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	now := admin.Now()
+	rec := record{
+		SmartCollection: SmartCollection{PublishedScope: "global", SortOrder: DefaultSortOrder, UpdatedAt: now, Rules: []Rule{}},
+		RulesVersion:    1,
+	}
+	_, img, err := in.apply(&rec, true)
+	if err != nil {
+		return SmartCollection{}, err
+	}
+	var imageOps []store.Op
+	newImage := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop, Change: img}
+	if imageOps, err = newImage.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile); err != nil {
+		return SmartCollection{}, err
+	}
+	rec.PublishedAt, _ = publishing.Apply(admin.Time{}, in.Published, nil, true, now)
+	explicit := ""
+	if in.Handle != nil {
+		explicit = *in.Handle
+	}
+	_, _, err = handles.Create(ctx, s.Store, s.IDs, HandleNamespace, explicit, rec.Title, func(id int64, handle string) ([]store.Op, error) {
+		rec.ID, rec.Handle = id, handle
+		ops := []store.Op{
+			store.Put(rec.item(1, 0), store.IfAbsent, 0),
+			records.CountOp(Partition, 1),
+			rulesPut(id, rec.Rules, rec.Disjunctive, 1),
+		}
+		ops = append(ops, imageOps...)
+		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicCreate, resource, presented(&rec.SmartCollection, shop))
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, nops...), nil
+	})
+	if err != nil {
+		return SmartCollection{}, err
+	}
+	if len(rec.Rules) > 0 {
+		if err := recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, 1, 0); err != nil {
+			return SmartCollection{}, err
+		}
+		if err := s.refreshCount(ctx, &rec.SmartCollection); err != nil {
+			return SmartCollection{}, err
+		}
+	}
+	return rec.SmartCollection, nil
+}
+
+// Update changes a collection (with its handle claim, rules, image chunks,
+// event and notification in one transaction); when its rules or
+// disjunctive changed, its membership is recomputed after.
+func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollection, error) {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	var rec record
+	var rulesChanged bool
+	// A new image is resolved (downloaded) once, even if the write is retried.
+	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
+	claimAt := -1
+	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+		var err error
+		if rec, err = decode(it); err != nil {
+			return nil, err
+		}
+		old := rec
+		var img images.Change
+		if rulesChanged, img, err = in.apply(&rec, false); err != nil {
+			return nil, err
+		}
+		image.Change = img
+		fileOps, err := image.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile)
+		if err != nil {
+			return nil, err
+		}
+		now := admin.Now()
+		var change publishing.Change
+		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
+		rec.UpdatedAt = now
+		if in.Handle != nil {
+			rec.Handle = *in.Handle
+		}
+		if rulesChanged {
+			rec.RulesVersion++
+		}
+		// The count is carried over as read: a membership change since moved
+		// the version, and this write starts over.
+		ops := []store.Op{records.PutNext(rec.item(it.Version, it.Nums[CountNum]))}
+		claimAt = -1
+		if rec.Handle != old.Handle {
+			claimAt = len(ops)
+			ops = append(ops, handles.Claim(HandleNamespace, rec.Handle, rec.ID), handles.Release(HandleNamespace, old.Handle))
+		}
+		if rulesChanged {
+			ops = append(ops, rulesPut(rec.ID, rec.Rules, rec.Disjunctive, rec.RulesVersion))
+		}
+		ops = append(ops, fileOps...)
+		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicUpdate, resource, presented(&rec.SmartCollection, shop))
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, nops...), nil
+	})
+	if claimAt > 0 && store.FailedOp(err) == claimAt {
+		return SmartCollection{}, admin.Invalid("handle", admin.MsgTaken)
+	}
+	if err != nil {
+		return SmartCollection{}, err
+	}
+	if rulesChanged {
+		if err := recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, rec.RulesVersion, rec.ProductsCount); err != nil {
+			return SmartCollection{}, err
+		}
+		if err := s.refreshCount(ctx, &rec.SmartCollection); err != nil {
+			return SmartCollection{}, err
+		}
+	}
+	return rec.SmartCollection, nil
+}
+
+// Delete removes the collection, its handle, rules, event and notification
+// in one transaction; its membership items and image file go after it
+// (idempotent deletes, as many transactions as they need).
+func (s Service) Delete(ctx context.Context, id int64) error {
+	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	var fileID int64
+	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+		rec, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		fileID = rec.ImageFile
+		ops := []store.Op{
+			store.Delete(it.Key(), store.IfVersion, it.Version),
+			handles.Release(HandleNamespace, rec.Handle),
+			records.CountOp(Partition, -1),
+			store.Delete(rulesKey(id), store.Always, 0),
+		}
+		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicDelete, resource, presented(&rec.SmartCollection, shop))
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, nops...), nil
+	})
+	if err != nil {
+		return err
+	}
+	rest, err := deleteMembersOps(ctx, s.Store, id)
+	if err != nil {
+		return err
+	}
+	fops, err := images.DeleteFileOps(ctx, s.Store, fileID)
+	if err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, s.Store, append(rest, fops...))
+}
