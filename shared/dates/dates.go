@@ -63,6 +63,29 @@ func ParseRange(q url.Values, name string, loc *time.Location) (Range, error) {
 	return r, nil
 }
 
+// Stamps is the created_at and updated_at filters of a list (convention
+// 8), checked on each record read.
+type Stamps struct{ Created, Updated Range }
+
+// ParseStamps reads created_at_min/max and updated_at_min/max (ParseRange).
+func ParseStamps(q url.Values, loc *time.Location) (Stamps, error) {
+	var s Stamps
+	var err error
+	if s.Created, err = ParseRange(q, "created_at", loc); err != nil {
+		return s, err
+	}
+	s.Updated, err = ParseRange(q, "updated_at", loc)
+	return s, err
+}
+
+// Empty reports whether neither range has a bound.
+func (s Stamps) Empty() bool { return s.Created.Empty() && s.Updated.Empty() }
+
+// Contains reports whether a record with these timestamps passes both ranges.
+func (s Stamps) Contains(created, updated time.Time) bool {
+	return s.Created.Contains(created) && s.Updated.Contains(updated)
+}
+
 var localLayouts = []string{"2006-01-02 15:04", "2006-01-02", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02T15:04"}
 
 // Parse parses an ISO 8601 timestamp, or a date or date and time without

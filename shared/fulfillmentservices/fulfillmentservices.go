@@ -16,16 +16,12 @@
 package fulfillmentservices
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -111,8 +107,8 @@ func (s *Service) item(version int64) store.Item {
 	}
 }
 
-// input is the writable part; pointers and Optionals tell absent from given.
-type input struct {
+// Input is the writable part; pointers and Optionals tell absent from given.
+type Input struct {
 	Name                   *string                `json:"name"`
 	CallbackURL            admin.Optional[string] `json:"callback_url"`
 	Format                 *string                `json:"format"`
@@ -125,21 +121,11 @@ type input struct {
 
 // apply validates in and merges it into s; create requires name and fills
 // the defaults. The rules that tie fields together are checked on the result.
-func (in *input) apply(s *Service, create bool, refused func(string) bool) error {
+func (in *Input) apply(s *Service, create bool, refused func(string) bool) error {
 	var v admin.Validation
-	if in.Name != nil || create {
-		name := ""
-		if in.Name != nil {
-			name = strings.TrimSpace(*in.Name)
-		}
-		switch {
-		case name == "":
-			v.Add("name", admin.MsgBlank)
-		case utf8.RuneCountInString(name) > maxNameLen:
-			v.Add("name", admin.TooLong(maxNameLen))
-		default:
-			s.Name, s.ServiceName = name, name
-		}
+	v.RequiredText("name", in.Name, create, maxNameLen, &s.Name)
+	if (in.Name != nil || create) && !v.Has("name") {
+		s.ServiceName = s.Name // service_name follows a given name
 	}
 	if in.CallbackURL.Set {
 		u := strings.TrimSpace(in.CallbackURL.Value)
@@ -210,105 +196,4 @@ func validCallbackURL(a string) bool {
 		return false
 	}
 	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
-}
-
-// Lookup reads one service of any app, AppID and Credential2 filled; an
-// unknown id is admin.NotFound.
-func Lookup(ctx context.Context, st store.Store, id int64) (*Service, error) {
-	it, err := st.Get(ctx, key(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, admin.NotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	s, err := decode(&it)
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
-// All returns every app's services in id order, AppID and Credential2
-// filled: one Query of the partition, paged.
-func All(ctx context.Context, st store.Store) ([]Service, error) {
-	return query(ctx, st, store.Query{PK: Partition})
-}
-
-// OfApp returns one app's services in id order: one Query of GSI1, paged.
-func OfApp(ctx context.Context, st store.Store, appID int64) ([]Service, error) {
-	return query(ctx, st, store.Query{Index: store.GSI1, PK: AppPartition(appID)})
-}
-
-func query(ctx context.Context, st store.Store, q store.Query) ([]Service, error) {
-	q.Limit = 500
-	out := []Service{}
-	err := records.Each(ctx, st, q, func(it *store.Item) error {
-		s, err := decode(it)
-		out = append(out, s)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// deleteOps are the writes deleting a service read at version: the record
-// (if unchanged) and its handle.
-func deleteOps(s *Service, version int64) []store.Op {
-	return []store.Op{
-		store.Delete(key(s.ID), store.IfVersion, version),
-		handles.Release(HandleNamespace, s.Handle),
-	}
-}
-
-// DeleteAllOfApp deletes every service of an app with its handle (app
-// uninstall). A service changed meanwhile is read again.
-func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
-	const batch = store.MaxTransactItems / 2
-	for attempt := 0; ; attempt++ {
-		if attempt > 20 {
-			return fmt.Errorf("fulfillmentservices: deleting the services of app %d: still changing after %d attempts", appID, attempt)
-		}
-		// The table, not GSI1, gives each item's current version.
-		svcs, err := OfApp(ctx, st, appID)
-		if err != nil || len(svcs) == 0 {
-			return err
-		}
-		failed := false
-		for len(svcs) > 0 && !failed {
-			n := min(len(svcs), batch)
-			var ops []store.Op
-			for i := range svcs[:n] {
-				it, err := st.Get(ctx, key(svcs[i].ID))
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				s, err := decode(&it)
-				if err != nil {
-					return err
-				}
-				ops = append(ops, deleteOps(&s, it.Version)...)
-			}
-			svcs = svcs[n:]
-			if len(ops) == 0 {
-				continue
-			}
-			err := records.Transact(ctx, st, ops...)
-			if store.FailedOp(err) >= 0 {
-				failed = true
-				continue
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if !failed {
-			return nil
-		}
-	}
 }

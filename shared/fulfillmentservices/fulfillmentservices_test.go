@@ -13,6 +13,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/seed"
 )
 
@@ -331,4 +333,36 @@ func TestExportedReads(t *testing.T) {
 			t.Fatalf("handle %v", s["handle"])
 		}
 	})
+}
+
+func text(s string) *string { return &s }
+
+func optional(s string) admin.Optional[string] { return admin.Optional[string]{Set: true, Value: s} }
+
+// The rules of a fulfillment service, without HTTP or a store: validation
+// fails before anything is read or written.
+func TestServiceRules(t *testing.T) {
+	s := fulfillmentservices.Services{Deps: &platform.Deps{Outbound: outbound.New(false)}}
+	ctx := admin.WithApp(t.Context(), &admin.App{ID: 1})
+	yes := true
+	for _, c := range []struct {
+		name string
+		in   fulfillmentservices.Input
+		want string
+	}{
+		{"name required", fulfillmentservices.Input{}, `invalid name=["can't be blank"]`},
+		{"name too long", fulfillmentservices.Input{Name: text(strings.Repeat("n", 256))}, `invalid name=["is too long (maximum is 255 characters)"]`},
+		{"stock needs a callback", fulfillmentservices.Input{Name: text("W"), InventoryManagement: &yes}, `invalid callback_url=["can't be blank"]`},
+		{"tracking needs a callback", fulfillmentservices.Input{Name: text("W"), TrackingSupport: &yes, CallbackURL: optional(" ")}, `invalid callback_url=["can't be blank"]`},
+		{"callback with a query", fulfillmentservices.Input{Name: text("W"), CallbackURL: optional("https://example.com/a?b=c")}, `invalid callback_url=["is invalid"]`},
+		{"callback private", fulfillmentservices.Input{Name: text("W"), CallbackURL: optional("http://localhost/x")}, `invalid callback_url=["` + outbound.MsgRefused + `"]`},
+		{"format in the list", fulfillmentservices.Input{Name: text("W"), Format: text("csv")}, `invalid format=["is not included in the list"]`},
+		{"credentials too long", fulfillmentservices.Input{Name: text("W"), Credential1: optional(strings.Repeat("c", 256)), Credential2: optional(strings.Repeat("c", 256))},
+			`invalid credential1=["is too long (maximum is 255 characters)"] credential2=["is too long (maximum is 255 characters)"]`},
+	} {
+		_, err := s.Create(ctx, &c.in)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
 }

@@ -2,20 +2,18 @@ package fulfillmentservices
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/store"
 )
 
-type handler struct{ *platform.Deps }
+type handler struct{ Services }
 
 // Routes returns the fulfillment service endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{d}
+	h := handler{Services{d}}
 	s := admin.ScopeFulfillments
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/fulfillment_services.json", Scope: s, Handler: h.list},
@@ -34,20 +32,22 @@ const (
 	ScopeAll           = "all"
 )
 
-func (h handler) list(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	var (
-		svcs []Service
-		err  error
-	)
-	switch r.URL.Query().Get("scope") {
+func parseFilter(q url.Values) (Filter, error) {
+	switch q.Get("scope") {
 	case "", ScopeCurrentClient:
-		svcs, err = OfApp(ctx, h.Store, admin.AppFrom(ctx).ID)
+		return Filter{}, nil
 	case ScopeAll:
-		svcs, err = All(ctx, h.Store)
-	default:
-		return admin.BadParam("scope", "must be current_client or all")
+		return Filter{All: true}, nil
 	}
+	return Filter{}, admin.BadParam("scope", "must be current_client or all")
+}
+
+func (h handler) list(w http.ResponseWriter, r *http.Request) error {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	svcs, err := h.List(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (h handler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s, err := Lookup(r.Context(), h.Store, id)
+	s, err := h.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -67,20 +67,11 @@ func (h handler) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) create(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	now := admin.Now()
-	s := Service{AppID: admin.AppFrom(ctx).ID, CreatedAt: now, UpdatedAt: now}
-	if err := in.apply(&s, true, h.Outbound.Refuses); err != nil {
-		return err
-	}
-	_, _, err := handles.Create(ctx, h.Store, h.IDs, HandleNamespace, "", s.Name, func(id int64, handle string) ([]store.Op, error) {
-		s.ID, s.Handle = id, handle
-		return []store.Op{store.Put(s.item(1), store.IfAbsent, 0)}, nil
-	})
+	s, err := h.Create(r.Context(), &in)
 	if err != nil {
 		return err
 	}
@@ -88,31 +79,15 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) update(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	var s Service
-	err = records.Update(ctx, h.Store, key(id), func(it *store.Item) ([]store.Op, error) {
-		var err error
-		if s, err = decode(it); err != nil {
-			return nil, err
-		}
-		if s.AppID != app.ID {
-			return nil, admin.NotFound
-		}
-		if err := in.apply(&s, false, h.Outbound.Refuses); err != nil {
-			return nil, err
-		}
-		s.UpdatedAt = admin.Now()
-		return []store.Op{records.PutNext(s.item(it.Version))}, nil
-	})
+	s, err := h.Update(r.Context(), id, &in)
 	if err != nil {
 		return err
 	}
@@ -120,23 +95,11 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	err = records.Update(ctx, h.Store, key(id), func(it *store.Item) ([]store.Op, error) {
-		s, err := decode(it)
-		if err != nil {
-			return nil, err
-		}
-		if s.AppID != app.ID {
-			return nil, admin.NotFound
-		}
-		return deleteOps(&s, it.Version), nil
-	})
-	if err != nil {
+	if err := h.Delete(r.Context(), id); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)

@@ -30,7 +30,8 @@ type Page struct {
 	UpdatedAt      admin.Time `json:"updated_at"`
 }
 
-type input struct {
+// Input is the writable part; pointers tell absent from given.
+type Input struct {
 	Title          *string                `json:"title"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       *string                `json:"body_html"`
@@ -60,7 +61,7 @@ func (p *Page) subject() events.Subject {
 
 // apply validates in and merges it into p (all but publishing and handle
 // claims, which need the store).
-func (in *input) apply(p *Page, create bool) error {
+func (in *Input) apply(p *Page, create bool) error {
 	var v admin.Validation
 	v.RequiredText("title", in.Title, create, maxTitle, &p.Title)
 	if in.Handle != nil && !handles.Valid(*in.Handle) {

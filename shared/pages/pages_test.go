@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -228,4 +229,29 @@ func TestConcurrentHandles(t *testing.T) {
 			t.Fatalf("%d of %d creates succeeded", len(seen), n)
 		}
 	}, group)
+}
+
+func text(s string) *string { return &s }
+
+// The rules of a page, without HTTP or a store: validation fails before
+// anything is read or written.
+func TestPageRules(t *testing.T) {
+	var s pages.Service
+	ctx := admin.WithShop(admin.WithApp(t.Context(), &admin.App{ID: 1, Name: "app"}), &admin.Shop{ID: 1})
+	for _, c := range []struct {
+		name string
+		in   pages.Input
+		want string
+	}{
+		{"title required", pages.Input{}, `invalid title=["can't be blank"]`},
+		{"title blank", pages.Input{Title: text("  ")}, `invalid title=["can't be blank"]`},
+		{"title too long", pages.Input{Title: text(strings.Repeat("é", 256))}, `invalid title=["is too long (maximum is 255 characters)"]`},
+		{"handle invalid", pages.Input{Title: text("About"), Handle: text("About Us!")}, `invalid handle=["is invalid"]`},
+		{"body too large to store", pages.Input{Title: text("About"), BodyHTML: text(strings.Repeat("<", 70_000))}, `invalid body_html=["is too long (the page may take at most 350 KB stored)"]`},
+	} {
+		_, err := s.Create(ctx, &c.in)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
 }

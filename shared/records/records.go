@@ -156,6 +156,17 @@ func CountMatching(ctx context.Context, st store.Store, q store.Query, match Mat
 	return n, err
 }
 
+// CountOf counts the records of q that match, within partition: with no
+// matcher and q reading the whole partition (no index, no bounds) it is the
+// partition's counter (Count, a read of its shards); otherwise CountMatching
+// (a count of the index partition, or a read of every record it passes).
+func CountOf(ctx context.Context, st store.Store, partition string, q store.Query, match Matcher) (int, error) {
+	if match == nil && q.Index == store.Table && q.PK == partition && q.SKPrefix == "" && q.After == "" && q.Before == "" {
+		return Count(ctx, st, partition)
+	}
+	return CountMatching(ctx, st, q, match)
+}
+
 // Get reads one record by key into v; a missing item is admin.NotFound.
 func Get(ctx context.Context, st store.Store, k store.Key, v any) (store.Item, error) {
 	it, err := st.Get(ctx, k)

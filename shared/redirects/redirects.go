@@ -20,8 +20,8 @@ type Redirect struct {
 	Target string `json:"target"`
 }
 
-// input is the writable part; pointers tell absent from empty.
-type input struct {
+// Input is the writable part; pointers tell absent from empty.
+type Input struct {
 	Path   *string `json:"path"`
 	Target *string `json:"target"`
 }
@@ -57,7 +57,7 @@ type guard struct {
 }
 
 // apply validates in and merges it into r; create requires both fields.
-func (in *input) apply(r *Redirect, create bool) error {
+func (in *Input) apply(r *Redirect, create bool) error {
 	var v admin.Validation
 	if in.Path != nil || create {
 		p := ""

@@ -3,11 +3,13 @@ package redirects_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/redirects"
 )
 
 func create(t *testing.T, e *apitest.Env, path, target string) map[string]any {
@@ -168,4 +170,38 @@ func TestRedirectPathUniqueUnderConcurrency(t *testing.T) {
 			t.Fatalf("count %v", c)
 		}
 	}, api.Redirects)
+}
+
+func ptr(s string) *string { return &s }
+
+// The rules of a redirect, without HTTP or a store: validation fails before
+// anything is read or written.
+func TestRedirectRules(t *testing.T) {
+	var s redirects.Service
+	long := "/" + strings.Repeat("a", 1024)
+	for _, c := range []struct {
+		name string
+		in   redirects.Input
+		want string
+	}{
+		{"both required", redirects.Input{}, `invalid path=["can't be blank"] target=["can't be blank"]`},
+		{"blank after trimming", redirects.Input{Path: ptr("  "), Target: ptr(" ")}, `invalid path=["can't be blank"] target=["can't be blank"]`},
+		{"too long", redirects.Input{Path: ptr(long), Target: ptr(long)}, `invalid path=["is too long (maximum is 1024 characters)"] target=["is too long (maximum is 1024 characters)"]`},
+		{"target not a URI", redirects.Input{Path: ptr("/a"), Target: ptr("not a uri")}, `invalid target=["URI is invalid"]`},
+		{"target of another scheme", redirects.Input{Path: ptr("/a"), Target: ptr("ftp://example.com/x")}, `invalid target=["URI is invalid"]`},
+		{"target protocol-relative", redirects.Input{Path: ptr("/a"), Target: ptr("//example.com/x")}, `invalid target=["URI is invalid"]`},
+	} {
+		_, err := s.Create(t.Context(), &c.in)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"ipod": "/ipod", " /ipod ": "/ipod", "http://www.apple.com/forums?page=2": "/forums?page=2",
+		"https://example.com": "/", "/a?b=c": "/a?b=c", "": "",
+	} {
+		if got := redirects.NormalizePath(in); got != want {
+			t.Errorf("NormalizePath(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

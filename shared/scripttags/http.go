@@ -8,15 +8,13 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/store"
 )
 
-type handler struct{ *platform.Deps }
+type handler struct{ Service }
 
 // Routes returns the script tag endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{d}
+	h := handler{Service{d}}
 	s := admin.ScopeScriptTags
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/script_tags.json", Scope: s, Handler: h.list},
@@ -30,45 +28,9 @@ func Routes(d *platform.Deps) []httpapi.Route {
 
 const wrapper, plural = "script_tag", "script_tags"
 
-// filter holds the list filters; src narrows the partition through GSI1,
-// the date ranges are checked on each record read.
-type filter struct {
-	src              string
-	created, updated dates.Range
-}
-
-func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
-	f := filter{src: q.Get("src")}
-	var err error
-	if f.created, err = dates.ParseRange(q, "created_at", shop.Location()); err != nil {
-		return f, err
-	}
-	f.updated, err = dates.ParseRange(q, "updated_at", shop.Location())
-	return f, err
-}
-
-func (f *filter) query(appID, sinceID int64) store.Query {
-	q := store.Query{PK: Partition(appID)}
-	if f.src != "" {
-		q = store.Query{Index: store.GSI1, PK: srcIndexKey(appID, f.src)}
-	}
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
-	}
-	return q
-}
-
-func (f *filter) matcher() records.Matcher {
-	if f.created.Empty() && f.updated.Empty() {
-		return nil
-	}
-	return func(it *store.Item) (bool, error) {
-		var t ScriptTag
-		if err := records.Decode(it, &t); err != nil {
-			return false, err
-		}
-		return f.created.Contains(t.CreatedAt.Time) && f.updated.Contains(t.UpdatedAt.Time), nil
-	}
+func parseFilter(q url.Values, shop *admin.Shop) (Filter, error) {
+	stamps, err := dates.ParseStamps(q, shop.Location())
+	return Filter{Src: q.Get("src"), Stamps: stamps}, err
 }
 
 // present moves the timestamps into the shop's zone for output.
@@ -78,8 +40,7 @@ func present(t *ScriptTag, shop *admin.Shop) {
 }
 
 func (h handler) list(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(r.Context())
 	p, err := httpapi.ParsePage(r)
 	if err != nil {
 		return err
@@ -88,11 +49,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, err := records.List(ctx, h.Store, f.query(app.ID, p.SinceID), f.matcher(), p.Offset(), p.Limit)
-	if err != nil {
-		return err
-	}
-	tags, err := records.DecodeAll[ScriptTag](items)
+	tags, err := h.List(r.Context(), f, p.SinceID, p.Offset(), p.Limit)
 	if err != nil {
 		return err
 	}
@@ -103,18 +60,11 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	f, err := parseFilter(r.URL.Query(), shop)
+	f, err := parseFilter(r.URL.Query(), admin.ShopFrom(r.Context()))
 	if err != nil {
 		return err
 	}
-	var n int
-	if f.src == "" && f.matcher() == nil {
-		n, err = records.Count(ctx, h.Store, Partition(app.ID))
-	} else {
-		n, err = records.CountMatching(ctx, h.Store, f.query(app.ID, 0), f.matcher())
-	}
+	n, err := h.Count(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -122,91 +72,57 @@ func (h handler) count(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	var t ScriptTag
-	if _, err := records.Get(ctx, h.Store, key(admin.AppFrom(ctx).ID, id), &t); err != nil {
+	t, err := h.Get(r.Context(), id)
+	if err != nil {
 		return err
 	}
-	present(&t, admin.ShopFrom(ctx))
-	return httpapi.WriteOne(w, http.StatusOK, wrapper, &t, httpapi.ParseFields(r.URL.Query()))
+	return h.write(w, r, http.StatusOK, &t, httpapi.ParseFields(r.URL.Query()))
 }
 
 func (h handler) create(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	var t ScriptTag
-	if err := in.apply(&t, true); err != nil {
-		return err
-	}
-	t.CreatedAt = admin.Now()
-	t.UpdatedAt = t.CreatedAt
-	_, err := records.Create(ctx, h.Store, h.IDs, func(id int64) ([]store.Op, error) {
-		t.ID = id
-		return []store.Op{
-			store.Put(t.item(app.ID, 1), store.IfAbsent, 0),
-			records.CountOp(Partition(app.ID), 1),
-		}, nil
-	})
+	t, err := h.Create(r.Context(), &in)
 	if err != nil {
 		return err
 	}
-	present(&t, admin.ShopFrom(ctx))
-	return httpapi.WriteOne(w, http.StatusCreated, wrapper, &t, nil)
+	return h.write(w, r, http.StatusCreated, &t, nil)
 }
 
 func (h handler) update(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	var t ScriptTag
-	err = records.Update(ctx, h.Store, key(app.ID, id), func(it *store.Item) ([]store.Op, error) {
-		if err := records.Decode(it, &t); err != nil {
-			return nil, err
-		}
-		if err := in.apply(&t, false); err != nil {
-			return nil, err
-		}
-		t.UpdatedAt = admin.Now()
-		return []store.Op{records.PutNext(t.item(app.ID, it.Version))}, nil
-	})
+	t, err := h.Update(r.Context(), id, &in)
 	if err != nil {
 		return err
 	}
-	present(&t, admin.ShopFrom(ctx))
-	return httpapi.WriteOne(w, http.StatusOK, wrapper, &t, nil)
+	return h.write(w, r, http.StatusOK, &t, nil)
 }
 
 func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	// One round trip: the delete only succeeds if the caller's tag exists.
-	err = records.Transact(ctx, h.Store,
-		store.Delete(key(app.ID, id), store.IfPresent, 0),
-		records.CountOp(Partition(app.ID), -1))
-	if store.FailedOp(err) == 0 {
-		return admin.NotFound
-	}
-	if err != nil {
+	if err := h.Delete(r.Context(), id); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)
+}
+
+func (h handler) write(w http.ResponseWriter, r *http.Request, status int, t *ScriptTag, fields httpapi.Fields) error {
+	present(t, admin.ShopFrom(r.Context()))
+	return httpapi.WriteOne(w, status, wrapper, t, fields)
 }

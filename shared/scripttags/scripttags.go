@@ -7,7 +7,6 @@
 package scripttags
 
 import (
-	"context"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,7 +26,8 @@ type ScriptTag struct {
 	UpdatedAt    admin.Time `json:"updated_at"`
 }
 
-type input struct {
+// Input is the writable part; pointers tell absent from given.
+type Input struct {
 	Src          *string `json:"src"`
 	Event        *string `json:"event"`
 	DisplayScope *string `json:"display_scope"`
@@ -55,7 +55,7 @@ func (t *ScriptTag) item(appID, version int64) store.Item {
 	}
 }
 
-func (in *input) apply(t *ScriptTag, create bool) error {
+func (in *Input) apply(t *ScriptTag, create bool) error {
 	var v admin.Validation
 	if in.Src != nil || create {
 		src := ""
@@ -108,23 +108,4 @@ func (in *input) apply(t *ScriptTag, create bool) error {
 		t.DisplayScope = "all"
 	}
 	return v.Err()
-}
-
-// DeleteAllOfApp deletes every script tag of an app (uninstall, §2.13),
-// a transaction per page of its partition.
-func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
-	for {
-		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: store.MaxTransactItems - 1})
-		if err != nil || len(items) == 0 {
-			return err
-		}
-		ops := make([]store.Op, 0, len(items)+1)
-		for i := range items {
-			ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
-		}
-		ops = append(ops, records.CountOp(Partition(appID), -int64(len(items))))
-		if err := records.Transact(ctx, st, ops...); err != nil {
-			return err
-		}
-	}
 }

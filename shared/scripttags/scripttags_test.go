@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/scripttags"
 )
 
 func body(fields map[string]any) map[string]any { return map[string]any{"script_tag": fields} }
@@ -125,4 +127,33 @@ func TestScriptTagFilters(t *testing.T) {
 			t.Fatalf("fields: %v", l)
 		}
 	}, api.ScriptTags)
+}
+
+func ptr(s string) *string { return &s }
+
+// The rules of a script tag, without HTTP or a store: validation fails before
+// anything is read or written.
+func TestScriptTagRules(t *testing.T) {
+	var s scripttags.Service
+	ctx := admin.WithApp(t.Context(), &admin.App{ID: 1})
+	onload := ptr("onload")
+	for _, c := range []struct {
+		name string
+		in   scripttags.Input
+		want string
+	}{
+		{"src and event required", scripttags.Input{}, `invalid event=["can't be blank"] src=["can't be blank"]`},
+		{"https only", scripttags.Input{Src: ptr("http://example.com/a.js"), Event: onload}, `invalid src=["Source must be secure (HTTPS)"]`},
+		{"another scheme", scripttags.Input{Src: ptr("ftp://example.com/a.js"), Event: onload}, `invalid src=["Source must be secure (HTTPS)"]`},
+		{"no host", scripttags.Input{Src: ptr("/a.js"), Event: onload}, `invalid src=["is invalid"]`},
+		{"spaces", scripttags.Input{Src: ptr("https://example.com/a b.js"), Event: onload}, `invalid src=["is invalid"]`},
+		{"too long", scripttags.Input{Src: ptr("https://example.com/" + strings.Repeat("a", 1024)), Event: onload}, `invalid src=["is too long (maximum is 1024 characters)"]`},
+		{"event onload only", scripttags.Input{Src: ptr("https://example.com/a.js"), Event: ptr("onclick")}, `invalid event=["is not included in the list"]`},
+		{"display scope in the list", scripttags.Input{Src: ptr("https://example.com/a.js"), Event: onload, DisplayScope: ptr("everywhere")}, `invalid display_scope=["is not included in the list"]`},
+	} {
+		_, err := s.Create(ctx, &c.in)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
 }

@@ -9,16 +9,14 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/store"
 )
 
-type handler struct{ *platform.Deps }
+type handler struct{ Service }
 
 // Routes returns the webhook endpoints. Webhooks need no scope: every app
 // manages its own.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{d}
+	h := handler{Service{d}}
 	s := admin.ScopeNone
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/webhooks.json", Scope: s, Handler: h.list},
@@ -32,47 +30,9 @@ func Routes(d *platform.Deps) []httpapi.Route {
 
 const wrapper, plural = "webhook", "webhooks"
 
-// filter holds the list and count filters: address narrows the app's
-// webhooks through GSI2; topic and the date ranges are checked on each
-// record read.
-type filter struct {
-	address, topic   string
-	created, updated dates.Range
-}
-
-func parseFilter(q url.Values, shop *admin.Shop) (filter, error) {
-	f := filter{address: strings.TrimSpace(q.Get("address")), topic: strings.TrimSpace(q.Get("topic"))}
-	var err error
-	if f.created, err = dates.ParseRange(q, "created_at", shop.Location()); err != nil {
-		return f, err
-	}
-	f.updated, err = dates.ParseRange(q, "updated_at", shop.Location())
-	return f, err
-}
-
-func (f *filter) query(appID, sinceID int64) store.Query {
-	q := store.Query{PK: Partition(appID)}
-	if f.address != "" {
-		q = store.Query{Index: store.GSI2, PK: addressIndexKey(appID, f.address)}
-	}
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
-	}
-	return q
-}
-
-func (f *filter) matcher() records.Matcher {
-	if f.topic == "" && f.created.Empty() && f.updated.Empty() {
-		return nil
-	}
-	return func(it *store.Item) (bool, error) {
-		w, err := decode(it)
-		if err != nil {
-			return false, err
-		}
-		return (f.topic == "" || w.Topic == f.topic) &&
-			f.created.Contains(w.CreatedAt.Time) && f.updated.Contains(w.UpdatedAt.Time), nil
-	}
+func parseFilter(q url.Values, shop *admin.Shop) (Filter, error) {
+	stamps, err := dates.ParseStamps(q, shop.Location())
+	return Filter{Address: strings.TrimSpace(q.Get("address")), Topic: strings.TrimSpace(q.Get("topic")), Stamps: stamps}, err
 }
 
 // present moves the timestamps into the shop's zone for output.
@@ -83,8 +43,7 @@ func present(w *Webhook, shop *admin.Shop) {
 }
 
 func (h handler) list(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(r.Context())
 	p, err := httpapi.ParsePage(r)
 	if err != nil {
 		return err
@@ -93,33 +52,22 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, err := records.List(ctx, h.Store, f.query(app.ID, p.SinceID), f.matcher(), p.Offset(), p.Limit)
+	out, err := h.List(r.Context(), f, p.SinceID, p.Offset(), p.Limit)
 	if err != nil {
 		return err
 	}
-	out := make([]Webhook, len(items))
-	for i := range items {
-		if out[i], err = decode(&items[i]); err != nil {
-			return err
-		}
+	for i := range out {
 		present(&out[i], shop)
 	}
 	return httpapi.WriteList(w, plural, out, p.Fields)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	f, err := parseFilter(r.URL.Query(), shop)
+	f, err := parseFilter(r.URL.Query(), admin.ShopFrom(r.Context()))
 	if err != nil {
 		return err
 	}
-	var n int
-	if f.address == "" && f.matcher() == nil {
-		n, err = records.Count(ctx, h.Store, Partition(app.ID))
-	} else {
-		n, err = records.CountMatching(ctx, h.Store, f.query(app.ID, 0), f.matcher())
-	}
+	n, err := h.Count(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -127,106 +75,57 @@ func (h handler) count(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	wh, err := Lookup(ctx, h.Store, admin.AppFrom(ctx).ID, id)
+	wh, err := h.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	present(wh, admin.ShopFrom(ctx))
-	return httpapi.WriteOne(w, http.StatusOK, wrapper, wh, httpapi.ParseFields(r.URL.Query()))
+	return h.write(w, r, http.StatusOK, wh, httpapi.ParseFields(r.URL.Query()))
 }
 
 func (h handler) create(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	wh := Webhook{AppID: app.ID}
-	if err := in.apply(&wh, true, h.Outbound.Refuses); err != nil {
-		return err
-	}
-	wh.CreatedAt = admin.Now()
-	wh.UpdatedAt = wh.CreatedAt
-	var err error
-	if wh.Subscribed, err = tick(ctx, h.Store, wh.Topic); err != nil {
-		return err
-	}
-	_, err = records.Create(ctx, h.Store, h.IDs, func(id int64) ([]store.Op, error) {
-		wh.ID = id
-		return []store.Op{
-			store.Put(wh.item(1), store.IfAbsent, 0),
-			wh.guardOp(),
-			records.CountOp(Partition(app.ID), 1),
-		}, nil
-	})
-	if store.FailedOp(err) == 1 {
-		return admin.Invalid("address", MsgAddressTaken)
-	}
+	wh, err := h.Create(r.Context(), &in)
 	if err != nil {
 		return err
 	}
-	present(&wh, admin.ShopFrom(ctx))
-	return httpapi.WriteOne(w, http.StatusCreated, wrapper, &wh, nil)
+	return h.write(w, r, http.StatusCreated, &wh, nil)
 }
 
 func (h handler) update(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	var in input
+	var in Input
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	var wh Webhook
-	err = records.Update(ctx, h.Store, key(app.ID, id), func(it *store.Item) ([]store.Op, error) {
-		var err error
-		if wh, err = decode(it); err != nil {
-			return nil, err
-		}
-		oldGuard, oldTopic := guardKey(wh.AppID, wh.Topic, wh.Address), wh.Topic
-		if err := in.apply(&wh, false, h.Outbound.Refuses); err != nil {
-			return nil, err
-		}
-		if wh.Topic != oldTopic { // a new subscription: changes of the new topic from now on
-			if wh.Subscribed, err = tick(ctx, h.Store, wh.Topic); err != nil {
-				return nil, err
-			}
-		}
-		wh.UpdatedAt = admin.Now()
-		ops := []store.Op{records.PutNext(wh.item(it.Version))}
-		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
-			ops = append(ops, wh.guardOp(), store.Delete(oldGuard, store.Always, 0))
-		}
-		return ops, nil
-	})
-	if store.FailedOp(err) == 1 {
-		return admin.Invalid("address", MsgAddressTaken)
-	}
+	wh, err := h.Update(r.Context(), id, &in)
 	if err != nil {
 		return err
 	}
-	present(&wh, admin.ShopFrom(ctx))
-	return httpapi.WriteOne(w, http.StatusOK, wrapper, &wh, nil)
+	return h.write(w, r, http.StatusOK, &wh, nil)
 }
 
 func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	app := admin.AppFrom(ctx)
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := Remove(ctx, h.Store, app.ID, id); err != nil {
+	if err := h.Delete(r.Context(), id); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)
+}
+
+func (h handler) write(w http.ResponseWriter, r *http.Request, status int, wh *Webhook, fields httpapi.Fields) error {
+	present(wh, admin.ShopFrom(r.Context()))
+	return httpapi.WriteOne(w, status, wrapper, wh, fields)
 }

@@ -202,8 +202,8 @@ func tick(ctx context.Context, st store.Store, topic string) (int64, error) {
 // change that read the topic's clock as clock committed.
 func (w *Webhook) SubscribedBy(clock int64) bool { return w.Subscribed <= clock }
 
-// input is the writable part; pointers tell absent from given.
-type input struct {
+// Input is the writable part; pointers tell absent from given.
+type Input struct {
 	Address             *string   `json:"address"`
 	Topic               *string   `json:"topic"`
 	Format              *string   `json:"format"`
@@ -219,7 +219,7 @@ func InvalidTopicMessage(topic string) string {
 // apply validates in and merges it into w; create requires topic and
 // address and fills the defaults. refused says which addresses the
 // outbound client would never reach.
-func (in *input) apply(w *Webhook, create bool, refused func(string) bool) error {
+func (in *Input) apply(w *Webhook, create bool, refused func(string) bool) error {
 	var v admin.Validation
 	if in.Topic != nil || create {
 		t := ""
@@ -312,120 +312,4 @@ func validAddress(a string) bool {
 		return false
 	}
 	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
-}
-
-// Lookup reads one webhook of an app; another app's id or an unknown one is
-// admin.NotFound.
-func Lookup(ctx context.Context, st store.Store, appID, id int64) (*Webhook, error) {
-	it, err := st.Get(ctx, key(appID, id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, admin.NotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	w, err := decode(&it)
-	if err != nil {
-		return nil, err
-	}
-	return &w, nil
-}
-
-// Subscribers returns every app's webhooks of a topic, in id order, with
-// AppID filled: one Query of GSI1 (paged).
-func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, error) {
-	var out []Webhook
-	err := records.Each(ctx, st, store.Query{Index: store.GSI1, PK: TopicPartition(topic), Limit: 500}, func(it *store.Item) error {
-		w, err := decode(it)
-		out = append(out, w)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// deleteBatch webhooks per transaction: two ops each plus the count shard.
-const deleteBatch = (store.MaxTransactItems - 1) / 2
-
-// DeleteAllOfApp deletes every webhook of an app with its guard, then the
-// app's count shards (app uninstall). It reads the partition a batch at a
-// time, deleting each batch in one transaction; a webhook changed meanwhile
-// is read again.
-func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
-	part := Partition(appID)
-	for attempt := 0; ; attempt++ {
-		if attempt > 20 {
-			return fmt.Errorf("webhooks: deleting the webhooks of app %d: still changing after %d attempts", appID, attempt)
-		}
-		items, _, err := st.Query(ctx, store.Query{PK: part, Limit: deleteBatch})
-		if err != nil {
-			return err
-		}
-		if len(items) > 0 {
-			ops := make([]store.Op, 0, 2*len(items)+1)
-			for i := range items {
-				w, err := decode(&items[i])
-				if err != nil {
-					return err
-				}
-				ops = append(ops,
-					store.Delete(items[i].Key(), store.IfVersion, items[i].Version),
-					store.Delete(guardKey(appID, w.Topic, w.Address), store.Always, 0))
-			}
-			ops = append(ops, records.CountOp(part, -int64(len(items))))
-			err := records.Transact(ctx, st, ops...)
-			if err != nil && store.FailedOp(err) < 0 {
-				return err
-			}
-			if err == nil {
-				attempt = 0 // progress: only consecutive conflicts count
-			}
-			continue
-		}
-		// The partition is empty: remove the count shards, unless a create
-		// slipped in (the shards then sum to more than zero, or one of them
-		// moved before the delete).
-		shards, _, err := st.Query(ctx, store.Query{PK: "count#" + part}) // records' shard partition
-		if err != nil {
-			return err
-		}
-		if len(shards) == 0 {
-			return nil
-		}
-		sum := int64(0)
-		ops := make([]store.Op, 0, len(shards))
-		for i := range shards {
-			sum += shards[i].Nums["n"]
-			ops = append(ops, store.Delete(shards[i].Key(), store.IfVersion, shards[i].Version))
-		}
-		if sum != 0 && attempt < 3 {
-			continue // a webhook appeared since the read: delete it first
-		}
-		err = st.Transact(ctx, ops...)
-		if err == nil {
-			return nil
-		}
-		if store.FailedOp(err) < 0 {
-			return err
-		}
-	}
-}
-
-// Remove deletes one webhook of an app with its guard (admin.NotFound if
-// there is none): the DELETE endpoint, and the dispatcher giving up on a
-// webhook whose deliveries failed for 48 hours.
-func Remove(ctx context.Context, st store.Store, appID, id int64) error {
-	return records.Update(ctx, st, key(appID, id), func(it *store.Item) ([]store.Op, error) {
-		wh, err := decode(it)
-		if err != nil {
-			return nil, err
-		}
-		return []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			store.Delete(guardKey(appID, wh.Topic, wh.Address), store.Always, 0),
-			records.CountOp(Partition(appID), -1),
-		}, nil
-	})
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -512,4 +514,38 @@ func TestDeleteAllOfApp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}, group)
+}
+
+func text(s string) *string { return &s }
+
+// The rules of a webhook, without HTTP or a store: validation fails before
+// anything is read or written.
+func TestWebhookRules(t *testing.T) {
+	s := webhooks.Service{Deps: &platform.Deps{Outbound: outbound.New(false)}}
+	ctx := admin.WithApp(t.Context(), &admin.App{ID: demoApp})
+	topic, addr := text("orders/create"), text("https://example.com/hooks")
+	long := strings.Repeat("a", 256)
+	many := make([]string, 51)
+	for i := range many {
+		many[i] = "f"
+	}
+	for _, c := range []struct {
+		name string
+		in   webhooks.Input
+		want string
+	}{
+		{"topic and address required", webhooks.Input{}, `invalid address=["can't be blank"] topic=["can't be blank"]`},
+		{"unknown topic", webhooks.Input{Topic: text("orders/eaten"), Address: addr}, `invalid topic=["` + webhooks.InvalidTopicMessage("orders/eaten") + `"]`},
+		{"address not http", webhooks.Input{Topic: topic, Address: text("ftp://example.com/x")}, `invalid address=["is invalid"]`},
+		{"address too long", webhooks.Input{Topic: topic, Address: text("https://example.com/" + strings.Repeat("a", 990))}, `invalid address=["is too long (maximum is 990 characters)"]`},
+		{"private address refused", webhooks.Input{Topic: topic, Address: text("http://127.0.0.1/hooks")}, `invalid address=["` + outbound.MsgRefused + `"]`},
+		{"format in the list", webhooks.Input{Topic: topic, Address: addr, Format: text("yaml")}, `invalid format=["is not included in the list"]`},
+		{"fields: blank, too long, too many", webhooks.Input{Topic: topic, Address: addr, Fields: &[]string{" ", long}, MetafieldNamespaces: &many},
+			`invalid fields=["can't contain blank values" "contains a value that is too long (maximum is 255 characters)"] metafield_namespaces=["is too long (maximum is 50 items)"]`},
+	} {
+		_, err := s.Create(ctx, &c.in)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
 }

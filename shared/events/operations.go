@@ -1,0 +1,201 @@
+package events
+
+import (
+	"context"
+	"errors"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/parents"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Service holds the events log's reads: plain functions of a context and
+// typed input, used by the handlers. Events are written only by the changes
+// they log (Ops).
+type Service struct{ *platform.Deps }
+
+// Filter is the list filters. Types narrows the read to the types' GSI1
+// partitions; Verb and the Created range (inclusive, convention 8) are
+// checked on each event read.
+type Filter struct {
+	Types   []string // subject types, in SubjectTypes order, no duplicates
+	Verb    string
+	Created dates.Range
+}
+
+// matcher checks verb and created_at; nil when neither is given.
+func matcher(verb string, created dates.Range) records.Matcher {
+	if verb == "" && created.Empty() {
+		return nil
+	}
+	return func(it *store.Item) (bool, error) {
+		var ev struct {
+			Verb      string     `json:"verb"`
+			CreatedAt admin.Time `json:"created_at"`
+		}
+		if err := records.Decode(it, &ev); err != nil {
+			return false, err
+		}
+		return (verb == "" || ev.Verb == verb) && created.Contains(ev.CreatedAt.Time), nil
+	}
+}
+
+// order sets a query's direction: newest first, or ascending after since_id.
+func order(q store.Query, sinceID int64) store.Query {
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	} else {
+		q.Desc = true
+	}
+	return q
+}
+
+// queries are the partitions a list reads: the whole log, or one GSI1
+// partition per filtered type.
+func (f *Filter) queries(sinceID int64) []store.Query {
+	if len(f.Types) == 0 {
+		return []store.Query{order(store.Query{PK: partition}, sinceID)}
+	}
+	qs := make([]store.Query, len(f.Types))
+	for i, t := range f.Types {
+		qs[i] = order(store.Query{Index: store.GSI1, PK: TypePartition(t)}, sinceID)
+	}
+	return qs
+}
+
+// List returns the matching events, newest first (ascending after a
+// sinceID), skipping offset and returning at most limit. Several types are
+// merged from their partitions, each read only as far as the page needs.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Event, error) {
+	qs := f.queries(sinceID)
+	match := matcher(f.Verb, f.Created)
+	var items []store.Item
+	var err error
+	if len(qs) == 1 {
+		items, err = records.List(ctx, s.Store, qs[0], match, offset, limit)
+	} else {
+		items, err = merge(ctx, s.Store, qs, match, offset, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Event](items)
+}
+
+// Count counts the events created in the range (§4.20's count takes no other
+// filter): unbounded, the log's counter.
+func (s Service) Count(ctx context.Context, created dates.Range) (int, error) {
+	return records.CountOf(ctx, s.Store, partition, store.Query{PK: partition}, matcher("", created))
+}
+
+// Get returns one event.
+func (s Service) Get(ctx context.Context, id int64) (Event, error) {
+	var ev Event
+	_, err := records.Get(ctx, s.Store, key(id), &ev)
+	return ev, err
+}
+
+// subjectPartitions are the partitions of the subjects whose events are
+// listed per subject (OfSubject), by subject type.
+var subjectPartitions = map[string]string{Order: parents.OrderPartition, Product: parents.ProductPartition}
+
+// OfSubject returns the events of one order or product, newest first
+// (ascending after a sinceID); an unknown subject is admin.NotFound.
+func (s Service) OfSubject(ctx context.Context, subjectType string, id, sinceID int64, offset, limit int) ([]Event, error) {
+	if _, err := s.Store.Get(ctx, store.Key{PK: subjectPartitions[subjectType], SK: records.IDSK(id)}); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, admin.NotFound
+		}
+		return nil, err
+	}
+	q := order(store.Query{Index: store.GSI2, PK: SubjectPartition(subjectType, id)}, sinceID)
+	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return records.DecodeAll[Event](items)
+}
+
+// stream reads one partition page by page, keeping the matching items not
+// yet merged.
+type stream struct {
+	q    store.Query
+	buf  []store.Item
+	done bool
+}
+
+// head returns the stream's next matching item, nil at its end.
+func (s *stream) head(ctx context.Context, st store.Store, match records.Matcher) (*store.Item, error) {
+	for len(s.buf) == 0 && !s.done {
+		items, next, err := st.Query(ctx, s.q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			if match != nil {
+				ok, err := match(&items[i])
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			s.buf = append(s.buf, items[i])
+		}
+		s.done = next == ""
+		s.q.Cursor = next
+	}
+	if len(s.buf) == 0 {
+		return nil, nil
+	}
+	return &s.buf[0], nil
+}
+
+// merge reads several partitions of events ordered alike (all Desc or all
+// ascending) and returns the page of their union in that order: the matching
+// items after skipping offset, at most limit. Each partition is read only as
+// far as the page needs, a page of items per Query.
+func merge(ctx context.Context, st store.Store, qs []store.Query, match records.Matcher, offset, limit int) ([]store.Item, error) {
+	streams := make([]*stream, len(qs))
+	for i, q := range qs {
+		q.Limit = limit + offset
+		if match != nil || q.Limit > 1000 {
+			q.Limit = max(limit, 100)
+		}
+		streams[i] = &stream{q: q}
+	}
+	desc := qs[0].Desc
+	out := make([]store.Item, 0, min(limit, 64))
+	for len(out) < limit {
+		var best *stream
+		var bestItem *store.Item
+		for _, s := range streams {
+			it, err := s.head(ctx, st, match)
+			if err != nil {
+				return nil, err
+			}
+			if it == nil {
+				continue
+			}
+			// Every partition sorts by records.IDSK(id): compare sort keys.
+			if bestItem == nil || (desc && it.SK > bestItem.SK) || (!desc && it.SK < bestItem.SK) {
+				best, bestItem = s, it
+			}
+		}
+		if best == nil {
+			break
+		}
+		it := *bestItem
+		best.buf = best.buf[1:]
+		if offset > 0 {
+			offset--
+			continue
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}

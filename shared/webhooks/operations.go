@@ -1,0 +1,260 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Service holds the webhook operations: plain functions of a context and
+// typed input, used by the handlers. Each works on the calling app's
+// webhooks (admin.AppFrom); the functions below them (Lookup, Remove,
+// Subscribers, DeleteAllOfApp) serve the dispatcher and app uninstall.
+type Service struct{ *platform.Deps }
+
+// Filter is the list and count filters: Address narrows the app's webhooks
+// through GSI2; Topic and the date ranges are checked on each record read.
+type Filter struct {
+	Address, Topic string
+	dates.Stamps
+}
+
+func (f *Filter) query(appID, sinceID int64) store.Query {
+	q := store.Query{PK: Partition(appID)}
+	if f.Address != "" {
+		q = store.Query{Index: store.GSI2, PK: addressIndexKey(appID, f.Address)}
+	}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	return q
+}
+
+func (f *Filter) matcher() records.Matcher {
+	if f.Topic == "" && f.Stamps.Empty() {
+		return nil
+	}
+	return func(it *store.Item) (bool, error) {
+		w, err := decode(it)
+		if err != nil {
+			return false, err
+		}
+		return (f.Topic == "" || w.Topic == f.Topic) && f.Stamps.Contains(w.CreatedAt.Time, w.UpdatedAt.Time), nil
+	}
+}
+
+// List returns the app's matching webhooks in id order after sinceID,
+// skipping offset and returning at most limit.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Webhook, error) {
+	items, err := records.List(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Webhook, len(items))
+	for i := range items {
+		if out[i], err = decode(&items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Count counts the app's matching webhooks (unfiltered: its counter).
+func (s Service) Count(ctx context.Context, f Filter) (int, error) {
+	appID := admin.AppFrom(ctx).ID
+	return records.CountOf(ctx, s.Store, Partition(appID), f.query(appID, 0), f.matcher())
+}
+
+// Get returns one of the app's webhooks; another app's is admin.NotFound.
+func (s Service) Get(ctx context.Context, id int64) (*Webhook, error) {
+	return Lookup(ctx, s.Store, admin.AppFrom(ctx).ID, id)
+}
+
+// Create subscribes the app to a topic: it ticks the topic's clock, then
+// writes the webhook with its topic+address guard (address: for this topic
+// has already been taken) and count in one transaction.
+func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
+	app := admin.AppFrom(ctx)
+	wh := Webhook{AppID: app.ID}
+	if err := in.apply(&wh, true, s.Outbound.Refuses); err != nil {
+		return wh, err
+	}
+	wh.CreatedAt = admin.Now()
+	wh.UpdatedAt = wh.CreatedAt
+	var err error
+	if wh.Subscribed, err = tick(ctx, s.Store, wh.Topic); err != nil {
+		return wh, err
+	}
+	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
+		wh.ID = id
+		return []store.Op{
+			store.Put(wh.item(1), store.IfAbsent, 0),
+			wh.guardOp(),
+			records.CountOp(Partition(app.ID), 1),
+		}, nil
+	})
+	if store.FailedOp(err) == 1 {
+		return wh, admin.Invalid("address", MsgAddressTaken)
+	}
+	return wh, err
+}
+
+// Update changes one of the app's webhooks; a move to another topic is a new
+// subscription (a tick of the new topic's clock), and a new topic or
+// address moves the guard in the same transaction.
+func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, error) {
+	app := admin.AppFrom(ctx)
+	var wh Webhook
+	err := records.Update(ctx, s.Store, key(app.ID, id), func(it *store.Item) ([]store.Op, error) {
+		var err error
+		if wh, err = decode(it); err != nil {
+			return nil, err
+		}
+		oldGuard, oldTopic := guardKey(wh.AppID, wh.Topic, wh.Address), wh.Topic
+		if err := in.apply(&wh, false, s.Outbound.Refuses); err != nil {
+			return nil, err
+		}
+		if wh.Topic != oldTopic { // a new subscription: changes of the new topic from now on
+			if wh.Subscribed, err = tick(ctx, s.Store, wh.Topic); err != nil {
+				return nil, err
+			}
+		}
+		wh.UpdatedAt = admin.Now()
+		ops := []store.Op{records.PutNext(wh.item(it.Version))}
+		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
+			ops = append(ops, wh.guardOp(), store.Delete(oldGuard, store.Always, 0))
+		}
+		return ops, nil
+	})
+	if store.FailedOp(err) == 1 {
+		return wh, admin.Invalid("address", MsgAddressTaken)
+	}
+	return wh, err
+}
+
+// Delete removes one of the app's webhooks (Remove).
+func (s Service) Delete(ctx context.Context, id int64) error {
+	return Remove(ctx, s.Store, admin.AppFrom(ctx).ID, id)
+}
+
+// Lookup reads one webhook of an app; another app's id or an unknown one is
+// admin.NotFound.
+func Lookup(ctx context.Context, st store.Store, appID, id int64) (*Webhook, error) {
+	it, err := st.Get(ctx, key(appID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, admin.NotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	w, err := decode(&it)
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// Subscribers returns every app's webhooks of a topic, in id order, with
+// AppID filled: one Query of GSI1 (paged).
+func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, error) {
+	var out []Webhook
+	err := records.Each(ctx, st, store.Query{Index: store.GSI1, PK: TopicPartition(topic), Limit: 500}, func(it *store.Item) error {
+		w, err := decode(it)
+		out = append(out, w)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// deleteBatch webhooks per transaction: two ops each plus the count shard.
+const deleteBatch = (store.MaxTransactItems - 1) / 2
+
+// DeleteAllOfApp deletes every webhook of an app with its guard, then the
+// app's count shards (app uninstall). It reads the partition a batch at a
+// time, deleting each batch in one transaction; a webhook changed meanwhile
+// is read again.
+func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
+	part := Partition(appID)
+	for attempt := 0; ; attempt++ {
+		if attempt > 20 {
+			return fmt.Errorf("webhooks: deleting the webhooks of app %d: still changing after %d attempts", appID, attempt)
+		}
+		items, _, err := st.Query(ctx, store.Query{PK: part, Limit: deleteBatch})
+		if err != nil {
+			return err
+		}
+		if len(items) > 0 {
+			ops := make([]store.Op, 0, 2*len(items)+1)
+			for i := range items {
+				w, err := decode(&items[i])
+				if err != nil {
+					return err
+				}
+				ops = append(ops,
+					store.Delete(items[i].Key(), store.IfVersion, items[i].Version),
+					store.Delete(guardKey(appID, w.Topic, w.Address), store.Always, 0))
+			}
+			ops = append(ops, records.CountOp(part, -int64(len(items))))
+			err := records.Transact(ctx, st, ops...)
+			if err != nil && store.FailedOp(err) < 0 {
+				return err
+			}
+			if err == nil {
+				attempt = 0 // progress: only consecutive conflicts count
+			}
+			continue
+		}
+		// The partition is empty: remove the count shards, unless a create
+		// slipped in (the shards then sum to more than zero, or one of them
+		// moved before the delete).
+		shards, _, err := st.Query(ctx, store.Query{PK: "count#" + part}) // records' shard partition
+		if err != nil {
+			return err
+		}
+		if len(shards) == 0 {
+			return nil
+		}
+		sum := int64(0)
+		ops := make([]store.Op, 0, len(shards))
+		for i := range shards {
+			sum += shards[i].Nums["n"]
+			ops = append(ops, store.Delete(shards[i].Key(), store.IfVersion, shards[i].Version))
+		}
+		if sum != 0 && attempt < 3 {
+			continue // a webhook appeared since the read: delete it first
+		}
+		err = st.Transact(ctx, ops...)
+		if err == nil {
+			return nil
+		}
+		if store.FailedOp(err) < 0 {
+			return err
+		}
+	}
+}
+
+// Remove deletes one webhook of an app with its guard (admin.NotFound if
+// there is none): the DELETE endpoint, and the dispatcher giving up on a
+// webhook whose deliveries failed for 48 hours.
+func Remove(ctx context.Context, st store.Store, appID, id int64) error {
+	return records.Update(ctx, st, key(appID, id), func(it *store.Item) ([]store.Op, error) {
+		wh, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		return []store.Op{
+			store.Delete(it.Key(), store.IfVersion, it.Version),
+			store.Delete(guardKey(appID, wh.Topic, wh.Address), store.Always, 0),
+			records.CountOp(Partition(appID), -1),
+		}, nil
+	})
+}
