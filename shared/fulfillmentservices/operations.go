@@ -3,7 +3,6 @@ package fulfillmentservices
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/handles"
@@ -144,17 +143,13 @@ func deleteOps(s *Service, version int64) []store.Op {
 // uninstall). A service changed meanwhile is read again.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 	const batch = store.MaxTransactItems / 2
-	for attempt := 0; ; attempt++ {
-		if attempt > 20 {
-			return fmt.Errorf("fulfillmentservices: deleting the services of app %d: still changing after %d attempts", appID, attempt)
-		}
+	return records.Retry(ctx, func() (bool, error) {
 		// The table, not GSI1, gives each item's current version.
 		svcs, err := OfApp(ctx, st, appID)
 		if err != nil || len(svcs) == 0 {
-			return err
+			return false, err
 		}
-		failed := false
-		for len(svcs) > 0 && !failed {
+		for len(svcs) > 0 {
 			n := min(len(svcs), batch)
 			var ops []store.Op
 			for i := range svcs[:n] {
@@ -163,11 +158,11 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 					continue
 				}
 				if err != nil {
-					return err
+					return false, err
 				}
 				s, err := decode(&it)
 				if err != nil {
-					return err
+					return false, err
 				}
 				ops = append(ops, deleteOps(&s, it.Version)...)
 			}
@@ -175,17 +170,10 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 			if len(ops) == 0 {
 				continue
 			}
-			err := records.Transact(ctx, st, ops...)
-			if store.FailedOp(err) >= 0 {
-				failed = true
-				continue
-			}
-			if err != nil {
-				return err
+			if err := records.Transact(ctx, st, ops...); err != nil {
+				return store.FailedOp(err) >= 0, err // a service changed meanwhile: read again
 			}
 		}
-		if !failed {
-			return nil
-		}
-	}
+		return false, nil
+	})
 }

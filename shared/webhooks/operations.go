@@ -184,44 +184,38 @@ const deleteBatch = (store.MaxTransactItems - 1) / 2
 // is read again.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 	part := Partition(appID)
-	for attempt := 0; ; attempt++ {
-		if attempt > 20 {
-			return fmt.Errorf("webhooks: deleting the webhooks of app %d: still changing after %d attempts", appID, attempt)
-		}
-		items, _, err := st.Query(ctx, store.Query{PK: part, Limit: deleteBatch})
-		if err != nil {
-			return err
-		}
-		if len(items) > 0 {
+	tries := 0
+	return records.Retry(ctx, func() (bool, error) {
+		tries++
+		for {
+			items, _, err := st.Query(ctx, store.Query{PK: part, Limit: deleteBatch})
+			if err != nil || len(items) == 0 {
+				if err != nil {
+					return false, err
+				}
+				break
+			}
 			ops := make([]store.Op, 0, 2*len(items)+1)
 			for i := range items {
 				w, err := decode(&items[i])
 				if err != nil {
-					return err
+					return false, err
 				}
 				ops = append(ops,
 					store.Delete(items[i].Key(), store.IfVersion, items[i].Version),
 					store.Delete(guardKey(appID, w.Topic, w.Address), store.Always, 0))
 			}
 			ops = append(ops, records.CountOp(part, -int64(len(items))))
-			err := records.Transact(ctx, st, ops...)
-			if err != nil && store.FailedOp(err) < 0 {
-				return err
+			if err := records.Transact(ctx, st, ops...); err != nil {
+				return store.FailedOp(err) >= 0, err // a webhook changed meanwhile: read again
 			}
-			if err == nil {
-				attempt = 0 // progress: only consecutive conflicts count
-			}
-			continue
 		}
 		// The partition is empty: remove the count shards, unless a create
 		// slipped in (the shards then sum to more than zero, or one of them
 		// moved before the delete).
 		shards, _, err := st.Query(ctx, store.Query{PK: "count#" + part}) // records' shard partition
-		if err != nil {
-			return err
-		}
-		if len(shards) == 0 {
-			return nil
+		if err != nil || len(shards) == 0 {
+			return false, err
 		}
 		sum := int64(0)
 		ops := make([]store.Op, 0, len(shards))
@@ -229,17 +223,12 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 			sum += shards[i].Nums["n"]
 			ops = append(ops, store.Delete(shards[i].Key(), store.IfVersion, shards[i].Version))
 		}
-		if sum != 0 && attempt < 3 {
-			continue // a webhook appeared since the read: delete it first
+		if sum != 0 && tries < 3 {
+			return true, fmt.Errorf("webhooks: app %d subscribed again while its webhooks were deleted", appID)
 		}
 		err = st.Transact(ctx, ops...)
-		if err == nil {
-			return nil
-		}
-		if store.FailedOp(err) < 0 {
-			return err
-		}
-	}
+		return store.FailedOp(err) >= 0, err
+	})
 }
 
 // Remove deletes one webhook of an app with its guard (admin.NotFound if
