@@ -92,6 +92,16 @@ func (s Service) Create(ctx context.Context, in *Input) (theme.Theme, error) {
 	}
 	rec.Processing = src != "" || rec.RequestedRole != ""
 	rec.Previewable = !rec.Processing
+	rec.ID = s.IDs.Next()
+	// The starter files go first, under the new id, in their own
+	// transaction: the one that races on the set stays two items small.
+	// Until the theme commits nothing lists them; a create that fails
+	// removes them.
+	if src == "" {
+		if err := s.Store.Transact(ctx, theme.StarterOps(rec.ID, now)...); err != nil {
+			return theme.Theme{}, err
+		}
+	}
 	err = records.Retry(ctx, func() (bool, error) {
 		set, v, err := s.getSet(ctx)
 		if err != nil {
@@ -100,17 +110,16 @@ func (s Service) Create(ctx context.Context, in *Input) (theme.Theme, error) {
 		if len(set.IDs) >= theme.MaxThemes {
 			return false, admin.Invalid("base", MsgTooMany)
 		}
-		rec.ID = s.IDs.Next()
 		set.IDs = append(set.IDs, rec.ID)
-		ops := []store.Op{store.Put(rec.Item(1), store.IfAbsent, 0), putSet(&set, v)}
-		if src == "" {
-			ops = append(ops, theme.StarterOps(rec.ID, now)...)
-		}
-		err = s.Store.Transact(ctx, ops...)
-		i := store.FailedOp(err)
-		return i == 0 || i == 1, err
+		err = s.Store.Transact(ctx, store.Put(rec.Item(1), store.IfAbsent, 0), putSet(&set, v))
+		return store.FailedOp(err) == 1, err
 	})
 	if err != nil {
+		if src == "" {
+			if err := theme.DeleteAll(ctx, s.Store, rec.ID); err != nil {
+				slog.WarnContext(ctx, "starter files of a refused theme left behind", "theme_id", rec.ID, "error", err.Error())
+			}
+		}
 		return theme.Theme{}, err
 	}
 	if rec.Processing {
