@@ -27,6 +27,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/themes"
 )
 
 // deliveryWorkers is how many deliveries the runner has in hand at once
@@ -86,7 +87,11 @@ func run() error {
 	// provider polls and the single-SKU stock jobs.
 	pipeline, stopPipeline := context.WithCancel(context.Background())
 	var pipelineDone sync.WaitGroup
-	pipelineDone.Add(3)
+	pipelineDone.Add(4)
+	go func() {
+		defer pipelineDone.Done()
+		themes.ConsumeImports(pipeline, deps)
+	}()
 	go func() {
 		defer pipelineDone.Done()
 		delivery.Pump(pipeline, deps.Store, deps.Queue, 100*time.Millisecond)

@@ -34,6 +34,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
+	"github.com/storeadmin/adminapi/shared/themes"
 	"github.com/storeadmin/adminapi/shared/transactions"
 	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
@@ -58,6 +59,7 @@ var (
 	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
 	Billing             = Group{"billing", charges.Routes}
 	Transactions        = Group{"transactions", transactions.Routes}
+	Themes              = Group{"themes", themes.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -65,6 +67,7 @@ var Groups = []Group{
 	Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices,
 	Billing,
 	Transactions,
+	Themes,
 }
 
 // collectionRoutes are the routes of the collections group: custom and
@@ -108,6 +111,13 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 		return nil, err
 	}
 	d := NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations))
+	if cfg.ThemeImportQueueURL != "" {
+		client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		d.ThemeImports = sqsqueue.New(client, cfg.ThemeImportQueueURL)
+	}
 	switch cfg.RateLimit {
 	case "shared":
 		d.Limiter = ratelimit.NewShared(st)
@@ -122,13 +132,18 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 // changes). Open and the test harness both build them here, so that a hook
 // added once is in both.
 func NewDeps(st store.Store, q queue.Queue, out *outbound.Client) *platform.Deps {
-	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: out, Queue: q}
+	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: out, Queue: q,
+		ThemeImports: storequeue.New(st, ThemeImportQueue)}
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d
 }
 
 // DeliveryQueue names the store-kept delivery queue.
 const DeliveryQueue = "deliveries"
+
+// ThemeImportQueue names the store-kept theme import queue, used unless
+// THEME_IMPORT_QUEUE_URL names an SQS queue.
+const ThemeImportQueue = "theme-imports"
 
 // OpenQueue opens the SQS delivery queue when DELIVERY_QUEUE_URL is set,
 // else the queue kept in the store itself.

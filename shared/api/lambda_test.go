@@ -23,6 +23,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
+	"github.com/storeadmin/adminapi/shared/themes"
 )
 
 // Every function's handler, fed its events/ samples through api-proxy, must
@@ -130,6 +131,13 @@ func TestEventSourceSamples(t *testing.T) {
 				if err != nil || sum.Providers != 0 || sum.Failures != 0 {
 					t.Errorf("%s: summary %+v, error %v", name, sum, err)
 				}
+			}
+			// A theme import of a theme that does not exist is settled.
+			var imports events.SQSEvent
+			read(t, "theme-import/sqs-batch.json", &imports)
+			importResp, err := themes.SQSHandler(env.Deps)(ctx, imports)
+			if err != nil || len(importResp.BatchItemFailures) > 0 {
+				t.Errorf("theme-import: failures %+v, error %v", importResp.BatchItemFailures, err)
 			}
 			// A single-SKU job for a variant no service manages is settled without a request.
 			var jobs events.DynamoDBEvent

@@ -66,6 +66,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/themes"
+	"github.com/storeadmin/adminapi/shared/themes/theme"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
@@ -244,6 +246,9 @@ func TestOpenAPIRoutes(t *testing.T) {
 	routes := map[string]served{}
 	for _, g := range api.Groups {
 		for _, r := range g.Routes(&platform.Deps{}) {
+			if r.Public {
+				continue // files for anyone (theme assets/), not operations of the API
+			}
 			key := r.Method + " " + r.Path
 			if _, dup := routes[key]; dup {
 				t.Errorf("route %s is served twice", key)
@@ -400,7 +405,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 		"Webhook", "WebhookFields", "DeliveryAttempt", "DeliveryAttemptFields",
 		"CustomCollection", "CustomCollectionFields", "SmartCollection", "SmartCollectionFields", "SmartCollectionRule",
 		"Collect", "CollectFields", "Variant", "VariantFields", "FulfillmentService", "Count", "Empty",
-		"RecurringApplicationCharge", "RecurringApplicationChargeFields"} {
+		"RecurringApplicationCharge", "RecurringApplicationChargeFields",
+		"Theme", "ThemeFields", "Asset", "AssetFields"} {
 		if s, _ := doc.schema(name).(map[string]any); s["additionalProperties"] != false {
 			t.Errorf("schema %s: additionalProperties must be false", name)
 		}
@@ -1052,6 +1058,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("fulfillment_services", s.fulfillmentServices)
 	t.Run("billing", s.billing)
 	t.Run("transactions", s.transactions)
+	t.Run("themes", s.themes)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -3150,4 +3157,81 @@ func (s *scenario) doPage(method, target, body string, want int) *apitest.Respon
 		s.checkBody(where, schemaOf(resp["content"]), res, false)
 	}
 	return res
+}
+
+func (s *scenario) themes(t *testing.T) {
+	s.t = t
+	const list = "/web/themes.json"
+	one := func(id int64) string { return fmt.Sprintf("/web/themes/%d.json", id) }
+	assets := func(id int64) string { return fmt.Sprintf("/web/themes/%d/assets.json", id) }
+	valid := M{"theme": M{"name": "Spring"}}
+
+	// create
+	id := s.id(s.do(demoToken, "POST", list, valid, 201), "theme")
+	s.wantFields(s.do(demoToken, "POST", list, M{"theme": M{"name": " "}}, 422), "name")
+	s.wantFields(s.do(demoToken, "POST", list, M{"theme": M{"name": "A", "role": "boss"}}, 422), "role")
+	s.wantFields(s.do(demoToken, "POST", list, M{"theme": M{"name": "A", "src": "ftp://x.example.com/t.zip"}}, 422), "src")
+	s.do(demoToken, "POST", list, M{"name": "A"}, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+
+	// list and get
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "themes", 2)
+	s.do(demoToken, "GET", list+"?fields=id,role", nil, 200)
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(roToken, "GET", list, nil, 403)
+	s.do(demoToken, "GET", one(id), nil, 200)
+	s.do(demoToken, "GET", one(id)+"?fields=name", nil, 200)
+	s.do(demoToken, "GET", one(999999999), nil, 404)
+	s.do(noToken, "GET", one(id), nil, 401)
+	s.do(noScopeToken, "GET", one(id), nil, 403)
+
+	// update
+	s.do(demoToken, "PUT", one(id), M{"theme": M{"name": "Summer", "role": "mobile"}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(id), M{"theme": M{"role": "x"}}, 422), "role")
+	s.do(demoToken, "PUT", one(id), M{"theme": 1}, 400)
+	s.do(demoToken, "PUT", one(id), tooLarge, 413)
+	s.do(demoToken, "PUT", one(999999999), valid, 404)
+	s.do(noToken, "PUT", one(id), valid, 401)
+	s.do(roToken, "PUT", one(id), valid, 403)
+
+	// assets
+	main := int64(theme.MainID)
+	s.wantLen(s.do(demoToken, "GET", assets(main), nil, 200), "assets", len(theme.Starter))
+	s.do(demoToken, "GET", assets(main)+"?fields=key,size", nil, 200)
+	s.do(demoToken, "GET", assets(main)+"?asset[key]=assets/theme.css&theme_id=1", nil, 200)
+	s.do(demoToken, "GET", assets(main)+"?asset[key]=assets/none.css", nil, 404)
+	s.do(demoToken, "GET", assets(999999999), nil, 404)
+	s.do(noToken, "GET", assets(main), nil, 401)
+	s.do(roToken, "GET", assets(main), nil, 403)
+	put := M{"asset": M{"key": "snippets/a.liquid", "value": "a"}}
+	s.do(demoToken, "PUT", assets(main), put, 200)
+	s.do(demoToken, "PUT", assets(main), M{"asset": M{"key": "assets/logo.png", "attachment": base64.StdEncoding.EncodeToString(tinyPNG(t, 1, 1))}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", assets(main), M{"asset": M{"key": "../a.liquid", "value": "a"}}, 422), "key")
+	s.wantFields(s.do(demoToken, "PUT", assets(main), M{"asset": M{"key": "layout/x.liquid", "value": "a"}}, 422), "asset")
+	s.do(demoToken, "PUT", assets(main), M{"theme": put}, 400)
+	s.do(demoToken, "PUT", assets(main), `{"asset": {"key": "assets/x.bin", "attachment": "`+strings.Repeat("A", themes.MaxAssetBody)+`"}}`, 413)
+	s.do(demoToken, "PUT", assets(999999999), put, 404)
+	s.do(noToken, "PUT", assets(main), put, 401)
+	s.do(roToken, "PUT", assets(main), put, 403)
+	s.do(demoToken, "DELETE", assets(main)+"?asset[key]=snippets/a.liquid", nil, 200)
+	s.do(demoToken, "DELETE", assets(main)+"?asset[key]=layout/theme.liquid", nil, 403)
+	s.do(demoToken, "DELETE", assets(main)+"?asset[key]=snippets/a.liquid", nil, 404)
+	s.do(demoToken, "DELETE", assets(main), nil, 400)
+	s.do(noToken, "DELETE", assets(main)+"?asset[key]=snippets/a.liquid", nil, 401)
+	s.do(noScopeToken, "DELETE", assets(main)+"?asset[key]=snippets/a.liquid", nil, 403)
+	s.do(demoToken, "PUT", assets(id), M{"asset": M{"key": "assets/x.css", "value": "x"}}, 200)
+	// The theme still processing refuses asset writes.
+	busy := s.id(s.do(demoToken, "POST", list, M{"theme": M{"name": "Busy", "src": "https://themes.example.com/busy.zip"}}, 201), "theme")
+	s.wantFields(s.do(demoToken, "DELETE", assets(busy)+"?asset[key]=assets/x.css", nil, 422), "base")
+
+	// delete: the theme itself, not wrapped; never the main theme
+	s.wantFields(s.do(demoToken, "DELETE", one(main), nil, 422), "base")
+	s.do(noToken, "DELETE", one(id), nil, 401)
+	s.do(roToken, "DELETE", one(id), nil, 403)
+	if res := s.do(demoToken, "DELETE", one(id), nil, 200); res.Status == 200 && res.JSON(t)["name"] != "Summer" {
+		t.Errorf("delete answered %s", res.Body)
+	}
+	s.do(demoToken, "DELETE", one(id), nil, 404)
 }

@@ -29,6 +29,7 @@ var eventSourceFunctions = []eventSourceFunction{
 	{"webhook-dispatch", "SQS", "Queue", "DeliveryQueue.Arn", "AWS::SQS::Queue"},
 	{"change-feed", "DynamoDB", "Stream", "Table.StreamArn", "AWS::DynamoDB::Table"},
 	{"provider-jobs", "DynamoDB", "Stream", "Table.StreamArn", "AWS::DynamoDB::Table"},
+	{"theme-import", "SQS", "Queue", "ThemeImportQueue.Arn", "AWS::SQS::Queue"},
 }
 
 // scheduledFunctions are the functions run by an EventBridge schedule

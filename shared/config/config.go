@@ -30,6 +30,9 @@ type Config struct {
 	// QueueURL (DELIVERY_QUEUE_URL) is the SQS delivery queue; without it
 	// deliveries queue in the store (the local runner's in-process pipeline).
 	QueueURL string
+	// ThemeImportQueueURL (THEME_IMPORT_QUEUE_URL) is the SQS queue of
+	// theme zip imports; without it they queue in the store.
+	ThemeImportQueueURL string
 	// SQSEndpoint (AWS_ENDPOINT_URL_SQS) overrides the SQS endpoint (emulators).
 	SQSEndpoint string
 	// RetryBase (WEBHOOK_RETRY_BASE_DELAY) is the first retry delay of a
@@ -82,6 +85,7 @@ func FromEnv() (Config, error) {
 		return c, fmt.Errorf("config: STORE must be embedded or dynamodb, not %q", c.Store)
 	}
 	c.QueueURL = os.Getenv("DELIVERY_QUEUE_URL")
+	c.ThemeImportQueueURL = os.Getenv("THEME_IMPORT_QUEUE_URL")
 	c.SQSEndpoint = os.Getenv("AWS_ENDPOINT_URL_SQS")
 	c.RetryBase = 10 * time.Second
 	if s := os.Getenv("WEBHOOK_RETRY_BASE_DELAY"); s != "" {

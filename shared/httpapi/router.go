@@ -38,6 +38,12 @@ type Route struct {
 	// and every answer carries PageHeaders. The handler answers with
 	// WritePage or SeeOther; its errors are the JSON errors of every route.
 	Page bool
+	// Public marks a route that serves files to anyone (a theme's assets/
+	// files): no token, no scope, no call limit, and a path that need not
+	// end in .json. Such routes answer files, not the API's JSON, and are
+	// not operations of docs/openapi.yaml. Every other route keeps every
+	// check.
+	Public bool
 }
 
 // DefaultMaxBody is the request body limit unless a route sets its own.
@@ -61,6 +67,7 @@ const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
 type Router struct {
 	mux      *http.ServeMux
 	pages    *http.ServeMux // nil when no route is a page
+	public   *http.ServeMux // the Public routes, matched before anything else
 	identity Identity
 	limiter  ratelimit.Limiter
 	routes   []Route
@@ -82,6 +89,16 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 				rt.pages.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
 			}
 			rt.pages.Handle(route.Method+" "+route.Path, rt.wrapPage(&route))
+			continue
+		}
+		if route.Public {
+			if route.Method != http.MethodGet {
+				panic(fmt.Sprintf("httpapi: public route %s %s: only GET routes may be public", route.Method, route.Path))
+			}
+			if rt.public == nil {
+				rt.public = http.NewServeMux()
+			}
+			rt.public.Handle(route.Method+" "+route.Path, rt.wrapPublic(&route))
 			continue
 		}
 		pattern, ok := strings.CutSuffix(route.Path, ".json")
@@ -110,6 +127,12 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
 	}()
+	if rt.public != nil && Clean(r.URL.Path) {
+		if _, pattern := rt.public.Handler(r); pattern != "" {
+			rt.public.ServeHTTP(w, r) // ServeHTTP sets the path values
+			return
+		}
+	}
 	stripped, ok := strings.CutSuffix(r.URL.Path, ".json")
 	if !ok && rt.pages != nil && Clean(r.URL.Path) {
 		// Only the page routes answer paths without .json; every API
@@ -181,6 +204,15 @@ func (rt *Router) wrap(route *Route) http.Handler {
 		if slog.Default().Enabled(ctx, slog.LevelDebug) {
 			slog.DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
 				"route", route.Path, "duration", time.Since(start))
+		}
+	})
+}
+
+// wrapPublic serves a Public route: no token, no bucket, no body.
+func (rt *Router) wrapPublic(route *Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := route.Handler(w, r); err != nil {
+			Error(w, r, err)
 		}
 	})
 }

@@ -21,6 +21,9 @@ type Deps struct {
 	Outbound *outbound.Client
 	// Queue carries webhook deliveries (SQS in AWS, the store locally).
 	Queue queue.Queue
+	// ThemeImports carries theme zip imports to the theme-import function
+	// (SQS in AWS, the store locally).
+	ThemeImports queue.Queue
 	// Limiter paces each app's calls; nil when RATE_LIMIT=off.
 	Limiter ratelimit.Limiter
 	// ProductChanged, when set, is called after a product's variants changed

@@ -31,6 +31,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
 
 // Demo is the small demo shop loaded into an empty store when no seed file is given.
@@ -245,6 +246,9 @@ func (o Object) id() (int64, error) {
 	if id == collection.FrontpageID {
 		return 0, fmt.Errorf("id %d is reserved for the frontpage collection", id)
 	}
+	if id == theme.MainID {
+		return 0, fmt.Errorf("id %d is reserved for the main theme", id)
+	}
 	return id, nil
 }
 
@@ -400,6 +404,22 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 	case store.FailedOp(err) > 0: // there (or its handle taken) from before markers: mark it
 		sum.Skipped++
 		if err := st.Transact(ctx, markerOp(frontpage[0].TargetKey())); err != nil {
+			return nil, sum, err
+		}
+	case err != nil:
+		return nil, sum, err
+	default:
+		sum.Written++
+	}
+	// And with its main theme and a minimal working set of files, written
+	// once the same way.
+	mainTheme := theme.MainOps(admin.Now())
+	switch err := st.Transact(ctx, append([]store.Op{markerOp(mainTheme[0].TargetKey())}, mainTheme...)...); {
+	case store.FailedOp(err) == 0:
+		sum.Skipped++
+	case store.FailedOp(err) > 0: // a theme set from before markers: mark it
+		sum.Skipped++
+		if err := st.Transact(ctx, markerOp(mainTheme[0].TargetKey())); err != nil {
 			return nil, sum, err
 		}
 	case err != nil:

@@ -1,0 +1,26 @@
+// Command theme-import runs the theme zip imports queued by theme creates
+// (SQS ThemeImportQueue, batches with ReportBatchItemFailures).
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/themes"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	deps, err := api.Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(themes.SQSHandler(deps))
+}
