@@ -14,6 +14,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/countries"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -54,10 +55,11 @@ var (
 	Collections         = Group{"collections", collectionRoutes}
 	Variants            = Group{"variants", variants.Routes}
 	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
+	Countries           = Group{"countries", countries.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
-var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices}
+var Groups = []Group{Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices, Countries}
 
 // collectionRoutes are the routes of the collections group: custom and
 // smart collections, and collects.
