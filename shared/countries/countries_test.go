@@ -242,15 +242,15 @@ func TestRatesUpdateAndDelete(t *testing.T) {
 			t.Errorf("an update without provinces changed Ontario: %v", on)
 		}
 		for body, field := range map[string]string{
-			`{"country":{"price_based_shipping_rates":[{"price":"1"}]}}`:                                              "price_based_shipping_rates",
-			`{"country":{"price_based_shipping_rates":[{"name":"A"}]}}`:                                               "price_based_shipping_rates",
-			`{"country":{"price_based_shipping_rates":[{"name":"A","price":"-1"}]}}`:                                  "price_based_shipping_rates",
+			`{"country":{"price_based_shipping_rates":[{"price":"1"}]}}`:                                                              "price_based_shipping_rates",
+			`{"country":{"price_based_shipping_rates":[{"name":"A"}]}}`:                                                               "price_based_shipping_rates",
+			`{"country":{"price_based_shipping_rates":[{"name":"A","price":"-1"}]}}`:                                                  "price_based_shipping_rates",
 			`{"country":{"price_based_shipping_rates":[{"name":"A","price":"1","min_order_subtotal":"5","max_order_subtotal":"4"}]}}`: "price_based_shipping_rates",
-			`{"country":{"price_based_shipping_rates":[{"id":1,"name":"A","price":"1"}]}}`:                            "price_based_shipping_rates",
-			`{"country":{"price_based_shipping_rates":[{"name":"A","price":"x"}]}}`:                                   "price_based_shipping_rates.price",
-			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_low":3,"weight_high":2}]}}`:    "weight_based_shipping_rates",
-			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_high":0.0001}]}}`:             "weight_based_shipping_rates",
-			`{"country":{"weight_based_shipping_rates":"none"}}`:                                                      "weight_based_shipping_rates",
+			`{"country":{"price_based_shipping_rates":[{"id":1,"name":"A","price":"1"}]}}`:                                            "price_based_shipping_rates",
+			`{"country":{"price_based_shipping_rates":[{"name":"A","price":"x"}]}}`:                                                   "price_based_shipping_rates.price",
+			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_low":3,"weight_high":2}]}}`:                   "weight_based_shipping_rates",
+			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_high":0.0001}]}}`:                             "weight_based_shipping_rates",
+			`{"country":{"weight_based_shipping_rates":"none"}}`:                                                                      "weight_based_shipping_rates",
 			`{"country":{"tax":2}}`: "tax",
 			`{"country":{"provinces":[{"code":"ON","tax_type":"flat"}]}}`: "provinces",
 		} {
