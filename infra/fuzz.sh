@@ -97,7 +97,7 @@ echo "local runner at $base (log: $work/runner.log)"
 
 # Records the demo shop lacks, so that the operations on one reach past 404:
 # an article, a comment on another article (deleting an article deletes its
-# comments), a custom collection with a collect. Their ids (and the demo
+# comments), a custom collection with a collect, Canada with its provinces. Their ids (and the demo
 # shop's order, its transaction and variant, and an event) are given to the operations that
 # take them in the path; every other id is generated.
 api() {
@@ -112,6 +112,8 @@ comment=$(api POST /web/comments.json "{\"comment\":{\"body\":\"Hi\",\"author\":
 collection=$(api POST /com/custom_collections.json '{"custom_collection":{"title":"Fuzzing"}}' | id_of custom_collection)
 collect=$(api POST /com/collects.json "{\"collect\":{\"product_id\":$product,\"collection_id\":$collection}}" | id_of collect)
 event=$(api GET '/com/events.json?limit=1' | id_of events)
+country=$(api POST /com/countries.json '{"country":{"code":"CA"}}' | id_of country)
+province=$(api GET /com/countries/$country/provinces.json | id_of provinces)
 cat >"$work/schemathesis.toml" <<TOML
 [[operations]]
 include-path-regex = '^/web/comments/[{]id[}]'
@@ -137,6 +139,15 @@ parameters = { "path.order_id" = $order, "path.id" = $transaction }
 [[operations]]
 include-path-regex = '^/com/orders/[{]order_id[}]/transactions(/count)?[.]json$'
 parameters = { "path.order_id" = $order }
+[[operations]]
+include-path-regex = '^/(com|admin)/countries/[{]id[}]'
+parameters = { "path.id" = $country }
+[[operations]]
+include-path-regex = '^/com/countries/[{]country_id[}]/provinces/[{]id[}]'
+parameters = { "path.country_id" = $country, "path.id" = $province }
+[[operations]]
+include-path-regex = '^/com/countries/[{]country_id[}]/provinces(/count)?[.]json'
+parameters = { "path.country_id" = $country }
 TOML
 
 checks=not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance

@@ -30,6 +30,7 @@ SAM_FUNCTIONS := \
 	TransactionsFunction=functions/transactions \
 	ThemesFunction=functions/themes \
 	ThemeImportFunction=functions/theme-import \
+	CountriesFunction=functions/countries \
 	WebhookDispatchFunction=functions/webhook-dispatch \
 	ChangeFeedFunction=functions/change-feed \
 	ProviderJobsFunction=functions/provider-jobs \

@@ -15,6 +15,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/countries"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -60,6 +61,7 @@ var (
 	Billing             = Group{"billing", charges.Routes}
 	Transactions        = Group{"transactions", transactions.Routes}
 	Themes              = Group{"themes", themes.Routes}
+	Countries           = Group{"countries", countries.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -68,6 +70,7 @@ var Groups = []Group{
 	Billing,
 	Transactions,
 	Themes,
+	Countries,
 }
 
 // collectionRoutes are the routes of the collections group: custom and

@@ -405,6 +405,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 		"Webhook", "WebhookFields", "DeliveryAttempt", "DeliveryAttemptFields",
 		"CustomCollection", "CustomCollectionFields", "SmartCollection", "SmartCollectionFields", "SmartCollectionRule",
 		"Collect", "CollectFields", "Variant", "VariantFields", "FulfillmentService", "Count", "Empty",
+		"Country", "CountryFields", "Province", "ProvinceFields",
+		"PriceBasedShippingRate", "WeightBasedShippingRate", "ShippingRateOffset",
 		"RecurringApplicationCharge", "RecurringApplicationChargeFields",
 		"Theme", "ThemeFields", "Asset", "AssetFields"} {
 		if s, _ := doc.schema(name).(map[string]any); s["additionalProperties"] != false {
@@ -1059,6 +1061,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("billing", s.billing)
 	t.Run("transactions", s.transactions)
 	t.Run("themes", s.themes)
+	t.Run("countries", s.countries)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -3234,4 +3237,105 @@ func (s *scenario) themes(t *testing.T) {
 		t.Errorf("delete answered %s", res.Body)
 	}
 	s.do(demoToken, "DELETE", one(id), nil, 404)
+}
+
+func (s *scenario) countries(t *testing.T) {
+	s.t = t
+	const list = "/com/countries.json"
+	one := func(id int64) string { return fmt.Sprintf("/com/countries/%d.json", id) }
+	provinces := func(id int64) string { return fmt.Sprintf("/com/countries/%d/provinces", id) }
+	valid := M{"country": M{"code": "GB"}}
+
+	// Every shop starts with Rest of World.
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "countries", 1)
+	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 1)
+
+	// create
+	ca := s.do(demoToken, "POST", list, M{"country": M{"code": "ca",
+		"price_based_shipping_rates": []any{M{"name": "Standard", "price": "10.00", "min_order_subtotal": "0", "max_order_subtotal": nil,
+			"offsets": []any{M{"amount": "-1.00"}}}},
+		"weight_based_shipping_rates": []any{M{"name": "Heavy", "price": 25, "weight_low": 5, "weight_high": nil}},
+		"provinces":                   []any{M{"code": "QC", "tax_type": "compounded"}},
+	}}, 201)
+	caID := s.id(ca, "country")
+	if c := ca.Object(t, "country"); c["name"] != "Canada" || c["tax"] != 0.05 {
+		t.Errorf("create: %s", ca.Body)
+	}
+	fr := s.id(s.do(demoToken, "POST", list, M{"country": M{"code": "FR", "tax": 0.25, "tax_name": "TVA"}}, 201), "country")
+	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{}}, 422), "code")
+	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{"code": "XX"}}, 422), "code")
+	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{"code": "CA"}}, 422), "code")
+	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{"code": "DE", "tax": 1.5}}, 422), "tax")
+	s.do(demoToken, "POST", list, M{"code": "DE"}, 400)
+	s.do(demoToken, "POST", list, `{"country": {`, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+
+	// list, count, get
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "countries", 3)
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s?since_id=%d&fields=id,code", list, caID), nil, 200), "countries", 1)
+	s.do(demoToken, "GET", list+"?since_id=-1", nil, 400)
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(roToken, "GET", list, nil, 403)
+	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 3)
+	s.do(noToken, "GET", "/com/countries/count.json", nil, 401)
+	s.do(roToken, "GET", "/com/countries/count.json", nil, 403)
+	s.do(demoToken, "GET", one(caID), nil, 200)
+	s.do(demoToken, "GET", one(caID)+"?fields=name,tax", nil, 200)
+	s.do(demoToken, "GET", one(999999999), nil, 404)
+	s.do(noToken, "GET", one(caID), nil, 401)
+	s.do(roToken, "GET", one(caID), nil, 403)
+
+	// update
+	s.do(demoToken, "PUT", one(fr), M{"country": M{"id": fr, "tax": 0.2, "tax_name": nil, "price_based_shipping_rates": []any{}}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(fr), M{"country": M{"tax": 0.1234567}}, 422), "tax")
+	s.wantFields(s.do(demoToken, "PUT", one(fr), M{"country": M{"weight_based_shipping_rates": []any{M{"name": "A", "price": "1", "weight_low": 2, "weight_high": 1}}}}, 422),
+		"weight_based_shipping_rates")
+	s.do(demoToken, "PUT", one(999999999), M{"country": M{"tax": 0.1}}, 404)
+	s.do(demoToken, "PUT", one(fr), M{"tax": 0.1}, 400)
+	s.do(demoToken, "PUT", one(fr), tooLarge, 413)
+	s.do(noToken, "PUT", one(fr), M{"country": M{"tax": 0.1}}, 401)
+	s.do(roToken, "PUT", one(fr), M{"country": M{"tax": 0.1}}, 403)
+
+	// provinces
+	ps := s.do(demoToken, "GET", provinces(caID)+".json", nil, 200).List(t, "provinces")
+	s.wantLen(s.do(demoToken, "GET", provinces(caID)+".json?fields=code", nil, 200), "provinces", len(ps))
+	pid := int64(ps[0].(map[string]any)["id"].(float64))
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s.json?since_id=%d", provinces(caID), pid), nil, 200), "provinces", len(ps)-1)
+	s.do(demoToken, "GET", provinces(caID)+".json?since_id=x", nil, 400)
+	s.do(demoToken, "GET", provinces(999999999)+".json", nil, 404)
+	s.do(noToken, "GET", provinces(caID)+".json", nil, 401)
+	s.do(roToken, "GET", provinces(caID)+".json", nil, 403)
+	s.wantCount(s.do(demoToken, "GET", provinces(caID)+"/count.json", nil, 200), len(ps))
+	s.do(demoToken, "GET", provinces(999999999)+"/count.json", nil, 404)
+	s.do(noToken, "GET", provinces(caID)+"/count.json", nil, 401)
+	s.do(roToken, "GET", provinces(caID)+"/count.json", nil, 403)
+	p1 := fmt.Sprintf("%s/%d.json", provinces(caID), pid)
+	s.do(demoToken, "GET", p1, nil, 200)
+	s.do(demoToken, "GET", p1+"?fields=tax_percentage", nil, 200)
+	s.do(demoToken, "GET", fmt.Sprintf("%s/%d.json", provinces(caID), 999999999), nil, 404)
+	s.do(noToken, "GET", p1, nil, 401)
+	s.do(roToken, "GET", p1, nil, 403)
+	if p := s.do(demoToken, "PUT", p1, M{"province": M{"tax_percentage": 4.5, "tax_name": "PST", "tax_type": nil}}, 200).Object(t, "province"); p["tax"] != 0.045 {
+		t.Errorf("province update: %v", p)
+	}
+	s.wantFields(s.do(demoToken, "PUT", p1, M{"province": M{"tax_type": "flat", "tax": 2}}, 422), "tax_type", "tax")
+	s.do(demoToken, "PUT", fmt.Sprintf("%s/%d.json", provinces(fr), pid), M{"province": M{"tax": 0.1}}, 404)
+	s.do(demoToken, "PUT", p1, M{"tax": 0.1}, 400)
+	s.do(demoToken, "PUT", p1, tooLarge, 413)
+	s.do(noToken, "PUT", p1, M{"province": M{"tax": 0.1}}, 401)
+	s.do(roToken, "PUT", p1, M{"province": M{"tax": 0.1}}, 403)
+
+	// delete, under both roots
+	for _, root := range []string{"/com", "/admin"} {
+		s.do(noToken, "DELETE", fmt.Sprintf("%s/countries/%d.json", root, fr), nil, 401)
+		s.do(roToken, "DELETE", fmt.Sprintf("%s/countries/%d.json", root, fr), nil, 403)
+	}
+	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", fr), nil, 200)
+	s.do(demoToken, "DELETE", one(fr), nil, 404)
+	s.do(demoToken, "DELETE", one(caID), nil, 200)
+	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", caID), nil, 404)
+	s.do(demoToken, "GET", p1, nil, 404)
+	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 1)
 }

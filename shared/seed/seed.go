@@ -26,6 +26,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/countries/country"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/parents"
@@ -249,6 +250,9 @@ func (o Object) id() (int64, error) {
 	if id == theme.MainID {
 		return 0, fmt.Errorf("id %d is reserved for the main theme", id)
 	}
+	if id == country.RestOfWorldID {
+		return 0, fmt.Errorf("id %d is reserved for the Rest of World country", id)
+	}
 	return id, nil
 }
 
@@ -394,38 +398,26 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 		return nil
 	}
-	// Every shop starts with the custom collection frontpage (§2.6): its
-	// item, handle claim, count and marker in one transaction, skipped whole
-	// once written (and not written again once deleted).
-	frontpage := collection.FrontpageOps(admin.Now())
-	switch err := st.Transact(ctx, append([]store.Op{markerOp(frontpage[0].TargetKey())}, frontpage...)...); {
-	case store.FailedOp(err) == 0:
-		sum.Skipped++
-	case store.FailedOp(err) > 0: // there (or its handle taken) from before markers: mark it
-		sum.Skipped++
-		if err := st.Transact(ctx, markerOp(frontpage[0].TargetKey())); err != nil {
+	// Every shop starts with the custom collection frontpage (§2.6), the
+	// Rest of World country (§2.18) and its main theme with a minimal working
+	// set of files (§2.15): each with its guards, count and marker in one
+	// transaction, skipped whole once written (and not written again once
+	// deleted).
+	now := admin.Now()
+	for _, ops := range [][]store.Op{collection.FrontpageOps(now), country.RestOfWorldOps(), theme.MainOps(now)} {
+		switch err := st.Transact(ctx, append([]store.Op{markerOp(ops[0].TargetKey())}, ops...)...); {
+		case store.FailedOp(err) == 0:
+			sum.Skipped++
+		case store.FailedOp(err) > 0: // there (or its guard taken) from before markers: mark it
+			sum.Skipped++
+			if err := st.Transact(ctx, markerOp(ops[0].TargetKey())); err != nil {
+				return nil, sum, err
+			}
+		case err != nil:
 			return nil, sum, err
+		default:
+			sum.Written++
 		}
-	case err != nil:
-		return nil, sum, err
-	default:
-		sum.Written++
-	}
-	// And with its main theme and a minimal working set of files, written
-	// once the same way.
-	mainTheme := theme.MainOps(admin.Now())
-	switch err := st.Transact(ctx, append([]store.Op{markerOp(mainTheme[0].TargetKey())}, mainTheme...)...); {
-	case store.FailedOp(err) == 0:
-		sum.Skipped++
-	case store.FailedOp(err) > 0: // a theme set from before markers: mark it
-		sum.Skipped++
-		if err := st.Transact(ctx, markerOp(mainTheme[0].TargetKey())); err != nil {
-			return nil, sum, err
-		}
-	case err != nil:
-		return nil, sum, err
-	default:
-		sum.Written++
 	}
 	for _, b := range f.Blogs {
 		if err := object(parents.BlogPartition, b, nil, nil, nil); err != nil {

@@ -11,7 +11,8 @@ import (
 )
 
 // A load only ever adds what was never there: after an app is uninstalled,
-// a seeded variant deleted and the frontpage collection deleted, loading
+// a seeded variant deleted and the frontpage collection and the Rest of
+// World country deleted, loading
 // the same seed again (a restart of the local runner, infra/import run
 // again) brings none of them back and writes nothing.
 func TestReloadBringsNothingBack(t *testing.T) {
@@ -20,6 +21,11 @@ func TestReloadBringsNothingBack(t *testing.T) {
 		const frontpage = "/com/custom_collections/1099511627775.json"
 		e.Do("DELETE", variants+"/808950810.json", nil).Expect(t, 200)
 		e.Do("DELETE", frontpage, nil).Expect(t, 200)
+		const restOfWorld = "/com/countries/1099511627774.json"
+		if c := e.Do("GET", restOfWorld, nil).Expect(t, 200).Object(t, "country"); c["code"] != "*" || c["name"] != "Rest of World" {
+			t.Fatalf("Rest of World: %v", c)
+		}
+		e.Do("DELETE", restOfWorld, nil).Expect(t, 200)
 		left := e.Do("GET", variants+"/count.json", nil).Expect(t, 200).JSON(t)["count"]
 		collections := e.Do("GET", "/com/custom_collections/count.json", nil).Expect(t, 200).JSON(t)["count"]
 		e.DoAs(apitest.ReadOnlyToken, "DELETE", "/admin/api_permissions/current.json", nil).Expect(t, 200)
@@ -40,6 +46,10 @@ func TestReloadBringsNothingBack(t *testing.T) {
 				t.Fatalf("%d variants listed after the reload, %v counted", n, left)
 			}
 			e.Do("GET", frontpage, nil).Expect(t, 404)
+			e.Do("GET", restOfWorld, nil).Expect(t, 404)
+			if n := e.Do("GET", "/com/countries/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != 0.0 {
+				t.Fatalf("%v countries after the reload", n)
+			}
 			if n := e.Do("GET", "/com/custom_collections/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != collections {
 				t.Fatalf("%v collections after the reload, %v before", n, collections)
 			}
@@ -48,7 +58,7 @@ func TestReloadBringsNothingBack(t *testing.T) {
 				t.Fatalf("the reload wrote %d records", sum.Written)
 			}
 		}
-	}, api.Webhooks, api.Variants, api.Collections, api.Pages)
+	}, api.Webhooks, api.Variants, api.Collections, api.Pages, api.Countries)
 }
 
 // A store loaded before markers were kept gets them on its next load, and
