@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
@@ -436,7 +437,11 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := records.TransactBatches(ctx, h.Store, append(rest, fops...)); err != nil {
+	mops, err := metafields.DeleteOwnerOps(ctx, h.Store, metafields.OwnerSmartCollection, id)
+	if err != nil {
+		return err
+	}
+	if err := records.TransactBatches(ctx, h.Store, append(append(rest, fops...), mops...)); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)
