@@ -26,6 +26,7 @@ SAM_FUNCTIONS := \
 	CollectionsFunction=functions/collections \
 	VariantsFunction=functions/variants \
 	FulfillmentServicesFunction=functions/fulfillment-services \
+	MetafieldsFunction=functions/metafields \
 	WebhookDispatchFunction=functions/webhook-dispatch \
 	ChangeFeedFunction=functions/change-feed \
 	ProviderJobsFunction=functions/provider-jobs \
