@@ -31,6 +31,7 @@ SAM_FUNCTIONS := \
 	ThemesFunction=functions/themes \
 	ThemeImportFunction=functions/theme-import \
 	CountriesFunction=functions/countries \
+	MetafieldsFunction=functions/metafields \
 	WebhookDispatchFunction=functions/webhook-dispatch \
 	ChangeFeedFunction=functions/change-feed \
 	ProviderJobsFunction=functions/provider-jobs \

@@ -162,3 +162,13 @@ func (v *Validation) Title(in *string, create bool, dst *string) {
 func BadParam(name, msg string) error {
 	return &Error{Code: EBADREQUEST, Fields: map[string][]string{name: {msg}}}
 }
+
+// ScopeRequired is the 403 of a call the app lacks a scope for: read_<scope>,
+// or write_<scope> for a change.
+func ScopeRequired(s Scope, write bool) *Error {
+	name := "read_" + string(s)
+	if write {
+		name = "write_" + string(s)
+	}
+	return Errorf(EFORBIDDEN, "[API] This action requires merchant approval for %s scope.", name)
+}

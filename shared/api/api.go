@@ -11,6 +11,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apipermissions"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
@@ -22,13 +23,16 @@ import (
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/pages"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
+	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
@@ -62,6 +66,7 @@ var (
 	Transactions        = Group{"transactions", transactions.Routes}
 	Themes              = Group{"themes", themes.Routes}
 	Countries           = Group{"countries", countries.Routes}
+	Metafields          = Group{"metafields", metafieldRoutes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -71,6 +76,7 @@ var Groups = []Group{
 	Transactions,
 	Themes,
 	Countries,
+	Metafields,
 }
 
 // collectionRoutes are the routes of the collections group: custom and
@@ -91,6 +97,59 @@ func webhookRoutes(d *platform.Deps) []httpapi.Route {
 func blogRoutes(d *platform.Deps) []httpapi.Route {
 	return append(articles.Routes(d), comments.Routes(d)...)
 }
+
+// metafieldRoutes are the routes of the metafields group: §4.5 on both
+// roots and the nested paths of every owner. Each owner's existence is
+// checked through the owner package's own read (the owners import
+// metafields for their inputs, so it cannot import them); the seeded
+// customers and orders through their partitions in shared/parents.
+func metafieldRoutes(d *platform.Deps) []httpapi.Route {
+	none := func(err error) (int64, error) { return 0, err }
+	seeded := func(partition string) metafields.Lookup {
+		return func(ctx context.Context, id int64) (int64, error) {
+			var raw map[string]any
+			return exists(records.Get(ctx, d.Store, store.Key{PK: partition, SK: records.IDSK(id)}, &raw))
+		}
+	}
+	return metafields.Routes(d, map[string]metafields.Lookup{
+		metafields.OwnerProduct: func(ctx context.Context, id int64) (int64, error) {
+			_, err := catalog.GetProduct(ctx, d.Store, id)
+			return none(err)
+		},
+		metafields.OwnerVariant: func(ctx context.Context, id int64) (int64, error) {
+			_, err := variants.Service{Deps: d}.Get(ctx, id)
+			return none(err)
+		},
+		metafields.OwnerPage: func(ctx context.Context, id int64) (int64, error) {
+			_, err := pages.Service{Deps: d}.Get(ctx, id)
+			return none(err)
+		},
+		metafields.OwnerArticle: func(ctx context.Context, id int64) (int64, error) {
+			a, err := articles.Lookup(ctx, d.Store, id)
+			if err != nil {
+				return 0, err
+			}
+			return a.BlogID, nil
+		},
+		metafields.OwnerBlog: func(ctx context.Context, id int64) (int64, error) {
+			_, err := articles.LookupBlog(ctx, d.Store, id)
+			return none(err)
+		},
+		metafields.OwnerCustomCollection: func(ctx context.Context, id int64) (int64, error) {
+			_, err := customcollections.Service{Deps: d}.Get(ctx, id)
+			return none(err)
+		},
+		metafields.OwnerSmartCollection: func(ctx context.Context, id int64) (int64, error) {
+			_, err := smartcollections.Lookup(ctx, d.Store, id)
+			return none(err)
+		},
+		metafields.OwnerCustomer: seeded(parents.CustomerPartition),
+		metafields.OwnerOrder:    seeded(parents.OrderPartition),
+	})
+}
+
+// exists turns a records.Get into a metafields.Lookup answer.
+func exists(_ store.Item, err error) (int64, error) { return 0, err }
 
 // Handler serves the given groups under the HTTP conventions.
 func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {

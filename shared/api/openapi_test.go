@@ -405,6 +405,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 		"Webhook", "WebhookFields", "DeliveryAttempt", "DeliveryAttemptFields",
 		"CustomCollection", "CustomCollectionFields", "SmartCollection", "SmartCollectionFields", "SmartCollectionRule",
 		"Collect", "CollectFields", "Variant", "VariantFields", "FulfillmentService", "Count", "Empty",
+		"Metafield", "MetafieldFields",
 		"Country", "CountryFields", "Province", "ProvinceFields",
 		"PriceBasedShippingRate", "WeightBasedShippingRate", "ShippingRateOffset",
 		"RecurringApplicationCharge", "RecurringApplicationChargeFields",
@@ -1062,6 +1063,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("transactions", s.transactions)
 	t.Run("themes", s.themes)
 	t.Run("countries", s.countries)
+	t.Run("metafields", s.metafields)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -3338,4 +3340,95 @@ func (s *scenario) countries(t *testing.T) {
 	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", caID), nil, 404)
 	s.do(demoToken, "GET", p1, nil, 404)
 	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 1)
+}
+
+func (s *scenario) metafields(t *testing.T) {
+	s.t = t
+	const blog = 241253187
+	page := s.id(s.do(demoToken, "POST", "/web/pages.json", M{"page": M{"title": "Metafield owner"}}, 201), "page")
+	article := s.id(s.do(demoToken, "POST", fmt.Sprintf("/web/blogs/%d/articles.json", blog), M{"article": M{"title": "Metafield owner"}}, 201), "article")
+	cc := s.id(s.do(demoToken, "POST", "/com/custom_collections.json", M{"custom_collection": M{"title": "Metafield owner"}}, 201), "custom_collection")
+	sc := s.id(s.do(demoToken, "POST", "/com/smart_collections.json", M{"smart_collection": M{"title": "Metafield owner"}}, 201), "smart_collection")
+	// base path, the same path with an unknown owner ("" for the top-level ones)
+	owners := [][2]string{
+		{"/com/metafields", ""},
+		{"/admin/metafields", ""},
+		{"/com/products/632910392/metafields", "/com/products/1/metafields"},
+		{"/admin/products/632910392/metafields", "/admin/products/1/metafields"},
+		{"/com/variants/808950810/metafields", "/com/variants/1/metafields"},
+		{fmt.Sprintf("/web/pages/%d/metafields", page), "/web/pages/1/metafields"},
+		{fmt.Sprintf("/web/blogs/%d/metafields", blog), "/web/blogs/1/metafields"},
+		{fmt.Sprintf("/web/blogs/%d/articles/%d/metafields", blog, article), fmt.Sprintf("/web/blogs/%d/articles/1/metafields", blog)},
+		{fmt.Sprintf("/com/custom_collections/%d/metafields", cc), "/com/custom_collections/1/metafields"},
+		{fmt.Sprintf("/com/smart_collections/%d/metafields", sc), "/com/smart_collections/1/metafields"},
+		{"/com/customers/207119551/metafields", "/com/customers/1/metafields"},
+		{"/com/orders/450789469/metafields", "/com/orders/1/metafields"},
+	}
+	valid := M{"metafield": M{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer", "description": "Where"}}
+	// A product metafield: the top-level paths answer 403 for it to an app without products.
+	product := s.id(s.do(demoToken, "POST", "/com/products/632910392/metafields.json",
+		M{"metafield": M{"namespace": "scoped", "key": "product", "value": "x", "value_type": "string"}}, 201), "metafield")
+	for _, o := range owners {
+		base, unknown := o[0], o[1]
+		top := unknown == ""
+		list, count := base+".json", base+"/count.json"
+		one := func(id int64) string { return fmt.Sprintf("%s/%d.json", base, id) }
+
+		res := s.do(demoToken, "POST", list, valid, 201)
+		id := s.id(res, "metafield")
+		if m := res.Object(t, "metafield"); m["value"] != 25.0 {
+			t.Errorf("%s: created %v", list, m)
+		}
+		s.do(demoToken, "POST", list, valid, 422)
+		s.do(demoToken, "POST", list, M{"metafield": M{"namespace": "ab", "value_type": "float"}}, 422)
+		s.do(demoToken, "POST", list, `{"metafield": {`, 400)
+		s.do(demoToken, "POST", list, tooLarge, 413)
+		s.do(badToken, "POST", list, valid, 401)
+
+		s.wantLen(s.do(demoToken, "GET", list+"?namespace=inventory", nil, 200), "metafields", 1)
+		s.wantLen(s.do(demoToken, "GET", list+"?namepace=inventory&key=warehouse&value_type=integer&fields=id,value&created_at_min=2000-01-01", nil, 200), "metafields", 1)
+		s.wantLen(s.do(demoToken, "GET", list+"?namespace=other&since_id=1&limit=5&page=1", nil, 200), "metafields", 0)
+		s.do(demoToken, "GET", list+"?limit=0", nil, 400)
+		s.do(noToken, "GET", list, nil, 401)
+		s.wantCount(s.do(demoToken, "GET", count+"?key=warehouse&updated_at_max=2999-01-01", nil, 200), 1)
+		s.do(demoToken, "GET", count+"?value_type=date", nil, 400)
+		s.do(badToken, "GET", count, nil, 401)
+		if top {
+			q := "?metafield[owner_resource]=order&metafield[owner_id]="
+			s.wantLen(s.do(demoToken, "GET", list+"?namespace=scoped&metafield[owner_resource]=product&metafield[owner_id]=632910392", nil, 200), "metafields", 1)
+			s.do(noScopeToken, "GET", list+q+"450789469", nil, 403)
+			s.do(noScopeToken, "GET", count+q+"450789469", nil, 403)
+			s.do(demoToken, "GET", list+q+"1", nil, 404)
+			s.do(demoToken, "GET", count+q+"1", nil, 404)
+			s.wantCount(s.do(demoToken, "GET", count+"?metafield[owner_resource]=shop", nil, 200), 1)
+		} else {
+			s.do(noScopeToken, "GET", list, nil, 403)
+			s.do(noScopeToken, "GET", count, nil, 403)
+			s.do(noScopeToken, "POST", list, valid, 403)
+			s.do(demoToken, "GET", unknown+".json", nil, 404)
+			s.do(demoToken, "GET", unknown+"/count.json", nil, 404)
+			s.do(demoToken, "POST", unknown+".json", valid, 404)
+		}
+
+		s.do(demoToken, "GET", one(id), nil, 200)
+		s.do(demoToken, "GET", one(id)+"?fields=id,owner_resource", nil, 200)
+		s.do(badToken, "GET", one(id), nil, 401)
+		s.do(demoToken, "GET", one(1), nil, 404)
+		s.do(demoToken, "PUT", one(id), M{"metafield": M{"id": id, "value": "30", "value_type": "integer", "description": ""}}, 200)
+		s.do(demoToken, "PUT", one(id), M{"metafield": M{"namespace": "changed"}}, 422)
+		s.do(demoToken, "PUT", one(id), "not json", 400)
+		s.do(demoToken, "PUT", one(id), tooLarge, 413)
+		s.do(badToken, "PUT", one(id), M{"metafield": M{"value": 1}}, 401)
+		s.do(demoToken, "PUT", one(1), M{"metafield": M{"value": 1}}, 404)
+		scoped := id
+		if top {
+			scoped = product
+		}
+		s.do(noScopeToken, "GET", one(scoped), nil, 403)
+		s.do(noScopeToken, "PUT", one(scoped), M{"metafield": M{"value": "y"}}, 403)
+		s.do(noScopeToken, "DELETE", one(scoped), nil, 403)
+		s.do(badToken, "DELETE", one(id), nil, 401)
+		s.do(demoToken, "DELETE", one(id), nil, 200)
+		s.do(demoToken, "DELETE", one(id), nil, 404)
+	}
 }

@@ -282,6 +282,15 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 		id := functionID(g.Name)
 		routes := g.Routes(&platform.Deps{})
 		for _, r := range routes {
+			// API Gateway takes a route without a greedy variable before
+			// one with it: a route served by such an event of its own
+			// function is not taken by another function's greedy event.
+			exact := false
+			if fn, ok := tmpl.functions[id]; ok {
+				exact = slices.ContainsFunc(fn.events, func(ev event) bool {
+					return methodMatches(ev.method, r.Method) && covers(ev.path, r.Path) && !isGreedy(lastSegment(ev.path))
+				})
+			}
 			if fn, ok := tmpl.functions[id]; ok && !slices.ContainsFunc(fn.events, func(ev event) bool {
 				return methodMatches(ev.method, r.Method) && covers(ev.path, r.Path)
 			}) {
@@ -293,7 +302,7 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 					continue
 				}
 				for _, ev := range tmpl.functions[other].events {
-					if methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path) {
+					if methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path) && !(exact && isGreedy(lastSegment(ev.path))) {
 						bad("template.yaml: route %s %s of group %q (%s) also matches event %s (%s %s) of %s",
 							r.Method, r.Path, g.Name, id, ev.name, ev.method, ev.path, other)
 					}
@@ -379,6 +388,8 @@ func overlaps(eventPath, routePath string) bool {
 }
 
 func segments(p string) []string { return strings.Split(strings.TrimPrefix(p, "/"), "/") }
+
+func lastSegment(p string) string { segs := segments(p); return segs[len(segs)-1] }
 
 func isGreedy(seg string) bool {
 	return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "+}")

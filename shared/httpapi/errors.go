@@ -57,7 +57,3 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 var (
 	errTooLarge = &admin.Error{Code: admin.ETOOLARGE, Message: "Request body too large"}
 )
-
-func errScope(s string) error {
-	return admin.Errorf(admin.EFORBIDDEN, "[API] This action requires merchant approval for %s scope.", s)
-}

@@ -256,11 +256,7 @@ func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route
 	}
 	write := r.Method != http.MethodGet && r.Method != http.MethodHead
 	if !app.Allows(route.Scope, write) {
-		name := "read_" + string(route.Scope)
-		if write {
-			name = "write_" + string(route.Scope)
-		}
-		return ctx, errScope(name)
+		return ctx, admin.ScopeRequired(route.Scope, write)
 	}
 	shop, err := rt.identity.Shop(ctx)
 	if err != nil {

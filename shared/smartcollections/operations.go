@@ -8,6 +8,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
@@ -306,5 +307,9 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	return records.TransactBatches(ctx, s.Store, append(rest, fops...))
+	mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerSmartCollection, id)
+	if err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, s.Store, append(append(rest, fops...), mops...))
 }
