@@ -67,8 +67,16 @@ func TestCallLimitHoldsAcrossInstances(t *testing.T) {
 				var ok, limited atomic.Int64
 				var wg sync.WaitGroup
 				var bad atomic.Value
+				// 12 calls in flight at a time, spread over the instances:
+				// concurrent enough to race on the bucket, and within what
+				// DynamoDB Local (one SQLite lock) serves without timing out
+				// a write, which the limiter would count as an unreachable
+				// store and let through.
+				inFlight := make(chan struct{}, 12)
 				for i := range 60 {
 					wg.Go(func() {
+						inFlight <- struct{}{}
+						defer func() { <-inFlight }()
 						w := call(hs[i%len(hs)], apitest.DemoToken)
 						switch w.Code {
 						case 200:
