@@ -83,18 +83,16 @@ func (s Status) Matches(publishedAt admin.Time) bool {
 // Filter is the list filters every published resource shares: the
 // created_at, updated_at and published_at ranges and published_status.
 type Filter struct {
-	Created, Updated, PublishedAt dates.Range
-	Status                        Status
+	dates.Stamps // created_at, updated_at
+	PublishedAt  dates.Range
+	Status       Status
 }
 
 // ParseFilter reads the shared filters; dates without an offset are read in loc.
 func ParseFilter(q url.Values, loc *time.Location) (Filter, error) {
 	var f Filter
 	var err error
-	if f.Created, err = dates.ParseRange(q, "created_at", loc); err != nil {
-		return f, err
-	}
-	if f.Updated, err = dates.ParseRange(q, "updated_at", loc); err != nil {
+	if f.Stamps, err = dates.ParseStamps(q, loc); err != nil {
 		return f, err
 	}
 	if f.PublishedAt, err = dates.ParseRange(q, "published_at", loc); err != nil {
@@ -109,11 +107,11 @@ func ParseFilter(q url.Values, loc *time.Location) (Filter, error) {
 
 // Empty reports whether no shared filter was given.
 func (f *Filter) Empty() bool {
-	return f.Created.Empty() && f.Updated.Empty() && f.PublishedAt.Empty() && f.Status == Any
+	return f.Stamps.Empty() && f.PublishedAt.Empty() && f.Status == Any
 }
 
 // Matches reports whether a record with these timestamps passes.
 func (f *Filter) Matches(created, updated, published admin.Time) bool {
-	return f.Created.Contains(created.Time) && f.Updated.Contains(updated.Time) &&
+	return f.Stamps.Contains(created.Time, updated.Time) &&
 		f.PublishedAt.Contains(published.Time) && f.Status.Matches(published)
 }
