@@ -18,9 +18,6 @@ import (
 
 type M = map[string]any
 
-// group serves the address routes alone, as the customers group does.
-var group = api.Group{Name: "customers", Routes: addresses.Routes}
-
 // The demo seed's customer and its one address, the default.
 const (
 	bob     = 207119551
@@ -165,7 +162,7 @@ func TestCRUD(t *testing.T) {
 		if last["email"] != "bob.norman@example.com" || len(last["addresses"].([]any)) != 1 || idOf(t, last["default_address"].(M)) != id {
 			t.Errorf("payload: %v", last)
 		}
-	}, group)
+	}, api.Customers)
 }
 
 func TestSetDestroy(t *testing.T) {
@@ -187,7 +184,7 @@ func TestSetDestroy(t *testing.T) {
 		if as := e.Do("GET", list(bob), nil).Expect(t, 200).List(t, "addresses"); len(as) != 1 || idOf(t, as[0].(M)) != seeded {
 			t.Errorf("left: %v", as)
 		}
-	}, group)
+	}, api.Customers)
 }
 
 // Concurrent default.json calls leave exactly one default, and a delete
@@ -226,5 +223,5 @@ func TestConcurrentDefault(t *testing.T) {
 			t.Fatalf("defaults %v, want exactly one", ds)
 		}
 		e.Do("GET", one(bob, ds[0]), nil).Expect(t, 200)
-	}, group)
+	}, api.Customers)
 }
