@@ -138,6 +138,9 @@ func TestCRUD(t *testing.T) {
 			t.Errorf("page 2: %v", as)
 		}
 
+		if as := e.Do("GET", fmt.Sprintf("%s?since_id=%d&fields=id,default", list(bob), seeded), nil).Expect(t, 200).List(t, "addresses"); len(as) != 1 || len(as[0].(M)) != 2 || idOf(t, as[0].(M)) != id {
+			t.Errorf("since_id and fields: %v", as)
+		}
 		// the default cannot be deleted; another can
 		r := e.Do("DELETE", one(bob, seeded), nil).Expect(t, 422)
 		if strings.TrimSpace(string(r.Body)) != `{"errors":{"base":["Cannot delete the customer's default address"]}}` {

@@ -129,8 +129,8 @@ func (s Service) notify(ctx context.Context, c map[string]json.RawMessage, addrs
 	return outbox.Notify(ctx, s.Store, s.IDs, TopicCustomerUpdate, "customer", payload)
 }
 
-// List returns a page of a customer's addresses in id order.
-func (s Service) List(ctx context.Context, cid int64, offset, limit int) ([]Address, error) {
+// List returns a page of a customer's addresses in id order after sinceID.
+func (s Service) List(ctx context.Context, cid, sinceID int64, offset, limit int) ([]Address, error) {
 	if _, err := s.customer(ctx, cid); err != nil {
 		return nil, err
 	}
@@ -138,7 +138,11 @@ func (s Service) List(ctx context.Context, cid int64, offset, limit int) ([]Addr
 	if err != nil {
 		return nil, err
 	}
-	items, err := records.List(ctx, s.Store, store.Query{PK: partition(cid)}, nil, offset, limit)
+	q := store.Query{PK: partition(cid)}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -3457,6 +3457,7 @@ func (s *scenario) addresses(t *testing.T) {
 	// list, get
 	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "addresses", 3)
 	s.wantLen(s.do(demoToken, "GET", list+"?limit=1&page=2", nil, 200), "addresses", 1)
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s?since_id=%d&fields=id,default", list, a), nil, 200), "addresses", 1)
 	s.do(demoToken, "GET", list+"?limit=0", nil, 400)
 	s.do(demoToken, "GET", fmt.Sprintf("/com/customers/%d/addresses.json", unknown), nil, 404)
 	s.do(noToken, "GET", list, nil, 401)
