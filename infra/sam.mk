@@ -32,6 +32,7 @@ SAM_FUNCTIONS := \
 	ThemeImportFunction=functions/theme-import \
 	CountriesFunction=functions/countries \
 	MetafieldsFunction=functions/metafields \
+	CustomersFunction=functions/customers \
 	WebhookDispatchFunction=functions/webhook-dispatch \
 	ChangeFeedFunction=functions/change-feed \
 	ProviderJobsFunction=functions/provider-jobs \

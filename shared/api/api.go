@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/apipermissions"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
@@ -67,6 +68,7 @@ var (
 	Themes              = Group{"themes", themes.Routes}
 	Countries           = Group{"countries", countries.Routes}
 	Metafields          = Group{"metafields", metafieldRoutes}
+	Customers           = Group{"customers", customerRoutes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -77,6 +79,7 @@ var Groups = []Group{
 	Themes,
 	Countries,
 	Metafields,
+	Customers,
 }
 
 // collectionRoutes are the routes of the collections group: custom and
@@ -94,6 +97,12 @@ func webhookRoutes(d *platform.Deps) []httpapi.Route {
 }
 
 // blogRoutes are the routes of the blogs group: articles and their comments.
+// customerRoutes are the routes of the customers group: a customer's
+// addresses (§4.12).
+func customerRoutes(d *platform.Deps) []httpapi.Route {
+	return addresses.Routes(d)
+}
+
 func blogRoutes(d *platform.Deps) []httpapi.Route {
 	return append(articles.Routes(d), comments.Routes(d)...)
 }

@@ -1064,6 +1064,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("themes", s.themes)
 	t.Run("countries", s.countries)
 	t.Run("metafields", s.metafields)
+	t.Run("addresses", s.addresses)
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -3431,4 +3432,70 @@ func (s *scenario) metafields(t *testing.T) {
 		s.do(demoToken, "DELETE", one(id), nil, 200)
 		s.do(demoToken, "DELETE", one(id), nil, 404)
 	}
+}
+
+func (s *scenario) addresses(t *testing.T) {
+	s.t = t
+	const bob, unknown = 207119551, 999999999
+	list := fmt.Sprintf("/com/customers/%d/addresses.json", bob)
+	one := func(id int64) string { return fmt.Sprintf("/com/customers/%d/addresses/%d.json", bob, id) }
+	def := func(id int64) string { return fmt.Sprintf("/com/customers/%d/addresses/%d/default.json", bob, id) }
+	set := func(q string) string { return fmt.Sprintf("/com/customers/%d/addresses/set.json?%s", bob, q) }
+	valid := M{"address": M{"city": "Ottawa", "country": "Canada", "province": "Ontario"}}
+
+	// create
+	a := s.id(s.do(demoToken, "POST", list, M{"address": M{"first_name": "Ann", "last_name": "Lee", "address1": "1 Main St", "country_code": "CA", "province_code": "ON", "company": nil}}, 201), "customer_address")
+	b := s.id(s.do(demoToken, "POST", list, valid, 201), "customer_address")
+	s.wantFields(s.do(demoToken, "POST", list, M{"address": M{"country": "Atlantis"}}, 422), "country")
+	s.wantFields(s.do(demoToken, "POST", list, M{"address": M{"country": "CA", "province": "Nowhere"}}, 422), "province")
+	s.do(demoToken, "POST", list, M{"city": "x"}, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(demoToken, "POST", fmt.Sprintf("/com/customers/%d/addresses.json", unknown), valid, 404)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+
+	// list, get
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "addresses", 3)
+	s.wantLen(s.do(demoToken, "GET", list+"?limit=1&page=2", nil, 200), "addresses", 1)
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s?since_id=%d&fields=id,default", list, a), nil, 200), "addresses", 1)
+	s.do(demoToken, "GET", list+"?limit=0", nil, 400)
+	s.do(demoToken, "GET", fmt.Sprintf("/com/customers/%d/addresses.json", unknown), nil, 404)
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(roToken, "GET", list, nil, 403)
+	s.do(demoToken, "GET", one(a), nil, 200)
+	s.do(demoToken, "GET", one(unknown), nil, 404)
+	s.do(noToken, "GET", one(a), nil, 401)
+	s.do(roToken, "GET", one(a), nil, 403)
+
+	// update
+	s.do(demoToken, "PUT", one(a), M{"address": M{"id": a, "country": "United States", "province": "New York", "last_name": nil}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(a), M{"address": M{"country_code": "ZZ"}}, 422), "country_code")
+	s.do(demoToken, "PUT", one(a), M{"city": "x"}, 400)
+	s.do(demoToken, "PUT", one(a), tooLarge, 413)
+	s.do(demoToken, "PUT", one(unknown), valid, 404)
+	s.do(noToken, "PUT", one(a), valid, 401)
+	s.do(roToken, "PUT", one(a), valid, 403)
+
+	// default
+	if d := s.do(demoToken, "PUT", def(a), nil, 200).Object(t, "customer_address"); d["default"] != true {
+		t.Errorf("default.json: %v", d)
+	}
+	s.do(demoToken, "PUT", def(unknown), nil, 404)
+	s.do(noToken, "PUT", def(a), nil, 401)
+	s.do(roToken, "PUT", def(a), nil, 403)
+
+	// delete and set
+	s.wantFields(s.do(demoToken, "DELETE", one(a), nil, 422), "base")
+	s.wantFields(s.do(demoToken, "PUT", set(fmt.Sprintf("address_ids[]=%d&address_ids[]=%d&operation=destroy", a, b)), nil, 422), "base")
+	s.wantFields(s.do(demoToken, "PUT", set(fmt.Sprintf("address_ids[]=%d&operation=archive", b)), nil, 422), "operation")
+	s.do(demoToken, "PUT", set("address_ids[]=x&operation=destroy"), nil, 400)
+	s.do(demoToken, "PUT", set(fmt.Sprintf("address_ids[]=%d&operation=destroy", unknown)), nil, 404)
+	s.do(noToken, "PUT", set(fmt.Sprintf("address_ids[]=%d&operation=destroy", b)), nil, 401)
+	s.do(roToken, "PUT", set(fmt.Sprintf("address_ids[]=%d&operation=destroy", b)), nil, 403)
+	s.do(demoToken, "PUT", set(fmt.Sprintf("address_ids[]=%d&operation=destroy", b)), nil, 200)
+	s.do(noToken, "DELETE", one(bob), nil, 401)
+	s.do(roToken, "DELETE", one(bob), nil, 403)
+	s.do(demoToken, "DELETE", one(bob), nil, 200)
+	s.do(demoToken, "DELETE", one(bob), nil, 404)
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "addresses", 1)
 }

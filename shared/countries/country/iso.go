@@ -40,3 +40,37 @@ func Codes() []string {
 	}
 	return out
 }
+
+// Lookup finds an ISO 3166-1 country of the dataset by its alpha-2 code or
+// its name (case and surrounding spaces ignored) and returns its code and
+// name; ok is false for anything else (Rest of World included).
+func Lookup(codeOrName string) (code, name string, ok bool) {
+	s := strings.TrimSpace(codeOrName)
+	if c, found := isoByCode[strings.ToUpper(s)]; found && len(s) == 2 {
+		return c.Code, c.Name, true
+	}
+	for i := range isoCountries {
+		if strings.EqualFold(isoCountries[i].Name, s) {
+			return isoCountries[i].Code, isoCountries[i].Name, true
+		}
+	}
+	return "", "", false
+}
+
+// LookupProvince finds an ISO 3166-2 subdivision of the country with code
+// (as Lookup returns it) by its code (the part after the hyphen, or the
+// whole "US-KY") or its name, case and surrounding spaces ignored.
+func LookupProvince(countryCode, codeOrName string) (code, name string, ok bool) {
+	c, found := isoByCode[countryCode]
+	if !found {
+		return "", "", false
+	}
+	s := strings.TrimSpace(codeOrName)
+	short := strings.TrimPrefix(strings.ToUpper(s), countryCode+"-")
+	for _, p := range c.Provinces {
+		if p.Code == short || strings.EqualFold(p.Name, s) {
+			return p.Code, p.Name, true
+		}
+	}
+	return "", "", false
+}

@@ -1,0 +1,328 @@
+package addresses
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Service holds the address operations: plain functions of a context and
+// typed input, used by the handlers.
+type Service struct{ *platform.Deps }
+
+// TopicCustomerUpdate fires, with the customer as payload, when one of its
+// addresses changes.
+const TopicCustomerUpdate = "customers/update"
+
+// customer reads the seeded customer record; an unknown one is admin.NotFound.
+func (s Service) customer(ctx context.Context, cid int64) (map[string]json.RawMessage, error) {
+	var c map[string]json.RawMessage
+	_, err := records.Get(ctx, s.Store, customerKey(cid), &c)
+	return c, err
+}
+
+// defaultOf reads the customer's default item: the address id (0 with none
+// recorded), the version (0 when absent) and whether it exists.
+func (s Service) defaultOf(ctx context.Context, cid int64) (id, version int64, present bool, err error) {
+	var d defaultRecord
+	it, err := records.Get(ctx, s.Store, defaultKey(cid), &d)
+	if errors.Is(err, admin.NotFound) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return d.AddressID, it.Version, true, nil
+}
+
+// state is what a change reads: the default item and every address.
+type state struct {
+	defaultID int64
+	version   int64
+	present   bool
+	all       []Address
+	versions  map[int64]int64
+}
+
+// flag sets each address's default: the default item's when it exists,
+// the seeded flags before.
+func (st *state) flag(a *Address) {
+	if st.present {
+		a.Default = a.ID == st.defaultID
+	}
+}
+
+// defaultCheck conditions a transaction on the default item as read.
+func (st *state) defaultCheck(cid int64) store.Op {
+	if st.present {
+		return store.Check(defaultKey(cid), store.IfVersion, st.version)
+	}
+	return store.Check(defaultKey(cid), store.IfAbsent, 0)
+}
+
+func (s Service) read(ctx context.Context, cid int64) (*state, error) {
+	id, v, present, err := s.defaultOf(ctx, cid)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{defaultID: id, version: v, present: present, versions: map[int64]int64{}}
+	err = records.Each(ctx, s.Store, store.Query{PK: partition(cid)}, func(it *store.Item) error {
+		a, err := decode(it)
+		if err != nil {
+			return err
+		}
+		st.flag(&a)
+		st.all = append(st.all, a)
+		st.versions[a.ID] = it.Version
+		return nil
+	})
+	return st, err
+}
+
+func (st *state) find(id int64) (Address, bool) {
+	for _, a := range st.all {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Address{}, false
+}
+
+func decode(it *store.Item) (Address, error) {
+	var a Address
+	if err := records.Decode(it, &a); err != nil {
+		return a, err
+	}
+	if a.CountryName == "" {
+		a.CountryName = a.Country
+	}
+	if a.Name == nil {
+		a.Name = fullName(a.FirstName, a.LastName)
+	}
+	return a, nil
+}
+
+// notify returns the writes firing customers/update with the customer and
+// its addresses as they are after the change.
+func (s Service) notify(ctx context.Context, c map[string]json.RawMessage, addrs []Address) ([]store.Op, error) {
+	payload := make(map[string]any, len(c)+2)
+	for k, v := range c {
+		payload[k] = v
+	}
+	if addrs == nil {
+		addrs = []Address{}
+	}
+	payload["addresses"] = addrs
+	payload["default_address"] = nil
+	for i := range addrs {
+		if addrs[i].Default {
+			payload["default_address"] = addrs[i]
+		}
+	}
+	return outbox.Notify(ctx, s.Store, s.IDs, TopicCustomerUpdate, "customer", payload)
+}
+
+// List returns a page of a customer's addresses in id order after sinceID.
+func (s Service) List(ctx context.Context, cid, sinceID int64, offset, limit int) ([]Address, error) {
+	if _, err := s.customer(ctx, cid); err != nil {
+		return nil, err
+	}
+	id, _, present, err := s.defaultOf(ctx, cid)
+	if err != nil {
+		return nil, err
+	}
+	q := store.Query{PK: partition(cid)}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Address, 0, len(items))
+	for i := range items {
+		a, err := decode(&items[i])
+		if err != nil {
+			return nil, err
+		}
+		if present {
+			a.Default = a.ID == id
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Get returns one of a customer's addresses.
+func (s Service) Get(ctx context.Context, cid, id int64) (Address, error) {
+	if _, err := s.customer(ctx, cid); err != nil {
+		return Address{}, err
+	}
+	it, err := s.Store.Get(ctx, key(cid, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return Address{}, admin.NotFound
+	}
+	if err != nil {
+		return Address{}, err
+	}
+	a, err := decode(&it)
+	if err != nil {
+		return a, err
+	}
+	did, _, present, err := s.defaultOf(ctx, cid)
+	if present {
+		a.Default = a.ID == did
+	}
+	return a, err
+}
+
+// Create adds an address to a customer; it is not the default.
+func (s Service) Create(ctx context.Context, cid int64, in *Input) (Address, error) {
+	c, err := s.customer(ctx, cid)
+	if err != nil {
+		return Address{}, err
+	}
+	a := Address{CustomerID: cid}
+	if err := in.apply(&a); err != nil {
+		return Address{}, err
+	}
+	var st *state
+	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
+		a.ID = id
+		if st, err = s.read(ctx, cid); err != nil {
+			return nil, err
+		}
+		nops, err := s.notify(ctx, c, append(slices.Clone(st.all), a))
+		if err != nil {
+			return nil, err
+		}
+		return append([]store.Op{store.Put(a.item(1), store.IfAbsent, 0), records.CountOp(partition(cid), 1)}, nops...), nil
+	})
+	return a, err
+}
+
+// Update changes an address.
+func (s Service) Update(ctx context.Context, cid, id int64, in *Input) (Address, error) {
+	c, err := s.customer(ctx, cid)
+	if err != nil {
+		return Address{}, err
+	}
+	var a Address
+	err = records.Retry(ctx, func() (bool, error) {
+		st, err := s.read(ctx, cid)
+		if err != nil {
+			return false, err
+		}
+		var ok bool
+		if a, ok = st.find(id); !ok {
+			return false, admin.NotFound
+		}
+		if err := in.apply(&a); err != nil {
+			return false, err
+		}
+		all := slices.Clone(st.all)
+		for i := range all {
+			if all[i].ID == id {
+				all[i] = a
+			}
+		}
+		nops, err := s.notify(ctx, c, all)
+		if err != nil {
+			return false, err
+		}
+		it := a.item(st.versions[id] + 1)
+		if !st.present && a.Default {
+			// a seeded default keeps its flag until the default item exists
+			it.Data = records.Encode(&a)
+		}
+		err = records.Transact(ctx, s.Store, append([]store.Op{store.Put(it, store.IfVersion, st.versions[id])}, nops...)...)
+		return store.FailedOp(err) == 0, err
+	})
+	return a, err
+}
+
+// Delete removes addresses of a customer (one for the delete endpoint,
+// several for set.json with destroy): none when one of them is unknown (404)
+// or the default (422), checked against the default item in the same
+// transaction.
+func (s Service) Delete(ctx context.Context, cid int64, ids ...int64) error {
+	c, err := s.customer(ctx, cid)
+	if err != nil {
+		return err
+	}
+	return records.Retry(ctx, func() (bool, error) {
+		st, err := s.read(ctx, cid)
+		if err != nil {
+			return false, err
+		}
+		ops := []store.Op{st.defaultCheck(cid)}
+		gone := map[int64]bool{}
+		for _, id := range ids {
+			a, ok := st.find(id)
+			if !ok {
+				return false, admin.NotFound
+			}
+			if a.Default {
+				return false, admin.Invalid("base", MsgDeleteDefault)
+			}
+			if gone[id] {
+				continue
+			}
+			gone[id] = true
+			ops = append(ops, store.Delete(key(cid, id), store.IfVersion, st.versions[id]), records.CountOp(partition(cid), -1))
+		}
+		left := slices.DeleteFunc(slices.Clone(st.all), func(a Address) bool { return gone[a.ID] })
+		nops, err := s.notify(ctx, c, left)
+		if err != nil {
+			return false, err
+		}
+		err = records.Transact(ctx, s.Store, append(ops, nops...)...)
+		return store.FailedOp(err) >= 0, err
+	})
+}
+
+// SetDefault makes an address the customer's default: the default item,
+// conditioned on the version read, and a check that the address is still
+// there, in one transaction.
+func (s Service) SetDefault(ctx context.Context, cid, id int64) (Address, error) {
+	c, err := s.customer(ctx, cid)
+	if err != nil {
+		return Address{}, err
+	}
+	var a Address
+	err = records.Retry(ctx, func() (bool, error) {
+		st, err := s.read(ctx, cid)
+		if err != nil {
+			return false, err
+		}
+		var ok bool
+		if a, ok = st.find(id); !ok {
+			return false, admin.NotFound
+		}
+		all := slices.Clone(st.all)
+		for i := range all {
+			all[i].Default = all[i].ID == id
+		}
+		a.Default = true
+		nops, err := s.notify(ctx, c, all)
+		if err != nil {
+			return false, err
+		}
+		d := store.Item{PK: defaultPartition, SK: records.IDSK(cid), Version: st.version + 1, Data: records.Encode(defaultRecord{AddressID: id})}
+		put := store.Put(d, store.IfAbsent, 0)
+		if st.present {
+			put = store.Put(d, store.IfVersion, st.version)
+		}
+		ops := append([]store.Op{put, store.Check(key(cid, id), store.IfVersion, st.versions[id])}, nops...)
+		err = records.Transact(ctx, s.Store, ops...)
+		return store.FailedOp(err) >= 0, err
+	})
+	return a, err
+}
