@@ -19,14 +19,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Webhook topics and the payload's resource name (§6.1).
-const (
-	TopicCreate = "collections/create"
-	TopicUpdate = "collections/update"
-	TopicDelete = "collections/delete"
-	resource    = "collection"
-)
-
 // Service holds the custom collection operations: plain functions of a
 // context and typed input. A collection's collects are read and written
 // through the collects package's operations.
@@ -188,7 +180,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Create, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicCreate, resource, shown(&rec, shop),
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, shown(&rec, shop),
 			outbox.MetafieldsOf(metafields.OwnerCustomCollection, id))
 		if err != nil {
 			return nil, err
@@ -255,7 +247,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicUpdate, resource, shown(&rec, shop),
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicUpdate, collection.Resource, shown(&rec, shop),
 			outbox.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
 		if err != nil {
 			return nil, err
@@ -292,7 +284,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			records.CountOp(collection.Partition, -1),
 		}
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicDelete, resource, map[string]int64{"id": rec.ID})
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
 		if err != nil {
 			return nil, err
 		}

@@ -16,14 +16,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Webhook topics of §6.1 and the payload's resource name.
-const (
-	TopicCreate = "collections/create"
-	TopicUpdate = "collections/update"
-	TopicDelete = "collections/delete"
-	resource    = "collection"
-)
-
 // Service holds the smart collection operations: plain functions of a
 // context and typed input. Membership (membership.go) follows each change.
 type Service struct{ *platform.Deps }
@@ -180,7 +172,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 		}
 		ops = append(ops, imageOps...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicCreate, resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +240,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		}
 		ops = append(ops, fileOps...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicUpdate, resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicUpdate, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +282,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			store.Delete(rulesKey(id), store.Always, 0),
 		}
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, TopicDelete, resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,15 @@ const (
 	CollectSeq = "collect_seq"
 )
 
+// Webhook topics of §6.1 and their payload's resource name: custom and
+// smart collections share them.
+const (
+	TopicCreate = "collections/create"
+	TopicUpdate = "collections/update"
+	TopicDelete = "collections/delete"
+	Resource    = "collection"
+)
+
 // Key addresses a custom collection.
 func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
 
