@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -150,4 +151,33 @@ func (r *Response) Expect(t testing.TB, status int) *Response {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
 	return r
+}
+
+// Link returns the URL of the rel relation of a response's Link header
+// (scheme and host dropped, so that it can be sent to the Env), "" when
+// there is none.
+func (r *Response) Link(rel string) string {
+	for _, part := range strings.Split(r.Header.Get("Link"), ",") {
+		target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
+		if !ok || strings.TrimSpace(params) != `rel="`+rel+`"` {
+			continue
+		}
+		target = strings.TrimSuffix(strings.TrimPrefix(target, "<"), ">")
+		if u, err := url.Parse(target); err == nil {
+			return u.RequestURI()
+		}
+	}
+	return ""
+}
+
+// IDs returns the ids of the records of a list body under key.
+func (r *Response) IDs(t testing.TB, key string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, v := range r.List(t, key) {
+		m, _ := v.(map[string]any)
+		id, _ := m["id"].(float64)
+		out = append(out, int64(id))
+	}
+	return out
 }

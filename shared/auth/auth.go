@@ -6,6 +6,7 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -40,6 +41,46 @@ type Identity struct {
 	mu        sync.Mutex
 	shop      *admin.Shop
 	shopUntil time.Time
+	cursorKey []byte
+}
+
+// CursorKeyKey holds the shop's page_info signing key: 32 random bytes (in
+// hex) made
+// by the first process that needs them (IfAbsent, so every process ends up
+// with the same key) and never changed, so cursors outlive deploys.
+var CursorKeyKey = store.Key{PK: "secret", SK: "page_info"}
+
+// CursorKey returns the page_info signing key: one GetItem per process.
+func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	if id.cursorKey != nil {
+		return id.cursorKey, nil
+	}
+	for range 3 {
+		it, err := id.st.Get(ctx, CursorKeyKey)
+		if err == nil {
+			id.cursorKey = it.Data
+			return it.Data, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		fresh := make([]byte, 64) // the hex of 32 random bytes: Data is text
+		var raw [32]byte
+		rand.Read(raw[:])
+		hex.Encode(fresh, raw[:])
+		err = id.st.Transact(ctx, store.Put(store.Item{PK: CursorKeyKey.PK, SK: CursorKeyKey.SK, Version: 1, Data: fresh}, store.IfAbsent, 0))
+		if err == nil {
+			id.cursorKey = fresh
+			return fresh, nil
+		}
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return nil, err
+		}
+		// Another process made the key first: read theirs.
+	}
+	return nil, errors.New("auth: the page_info key cannot be read")
 }
 
 // ShopTTL bounds how stale the cached shop record may be. The shop has no

@@ -23,6 +23,8 @@ type identity struct {
 	ShopFn       func(ctx context.Context) (*admin.Shop, error)
 }
 
+func (m identity) CursorKey(context.Context) ([]byte, error) { return []byte("test cursor key"), nil }
+
 func (m identity) AppByToken(ctx context.Context, token string) (*admin.App, error) {
 	return m.AppByTokenFn(ctx, token)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
 // Paging limits of convention 8 and part 8.
@@ -27,6 +28,13 @@ type Page struct {
 	Page    int   // from 1
 	SinceID int64 // 0 when absent
 	Fields  Fields
+	// Cursor is where a page_info continues the list (zero without one).
+	Cursor records.Cursor
+}
+
+// Window is the part of the list the page asks for.
+func (p Page) Window() records.Window {
+	return records.Window{Offset: p.Offset(), Limit: p.Limit, Cursor: p.Cursor}
 }
 
 // Offset is the number of matching records before this page.
@@ -36,6 +44,7 @@ func (p Page) Offset() int { return (p.Page - 1) * p.Limit }
 func ParsePage(r *http.Request) (Page, error) {
 	q := r.URL.Query()
 	p := Page{Limit: DefaultLimit, Page: 1, Fields: ParseFields(q)}
+	p.Cursor, _ = cursorFrom(r)
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
@@ -51,7 +60,7 @@ func ParsePage(r *http.Request) (Page, error) {
 		p.Page = n
 	}
 	if p.Offset() > MaxOffset {
-		return p, admin.BadParam("page", "is too deep: (page - 1) × limit may be at most 25000; continue with since_id set to the last id received")
+		return p, admin.BadParam("page", "is too deep: (page - 1) × limit may be at most 25000; continue with the page_info of the Link header's next page, or with since_id set to the last id received")
 	}
 	id, err := ParseIDParam(q, "since_id")
 	if err != nil {

@@ -55,6 +55,9 @@ type Identity interface {
 	// EUNAUTHORIZED when there is none.
 	AppByToken(ctx context.Context, token string) (*admin.App, error)
 	Shop(ctx context.Context) (*admin.Shop, error)
+	// CursorKey returns the shop's key for signing page_info cursors: the
+	// same in every process serving the shop.
+	CursorKey(ctx context.Context) ([]byte, error)
 }
 
 // TokenHeader carries the access token (matched in any case, as all headers are).
@@ -195,7 +198,13 @@ func (rt *Router) wrap(route *Route) http.Handler {
 			} else {
 				r.Body = http.MaxBytesReader(w, r.Body, max)
 				r = r.WithContext(ctx)
-				err = route.Handler(w, r)
+				if r.Method == http.MethodGet {
+					r = r.WithContext(context.WithValue(ctx, identityCtxKey{}, rt.identity))
+					r, err = expandPageInfo(r.Context(), r, rt.identity)
+				}
+				if err == nil {
+					err = route.Handler(w, r)
+				}
 			}
 		}
 		if err != nil {

@@ -42,26 +42,22 @@ func (s Service) byPath(ctx context.Context, path string) (*Redirect, error) {
 	return &r, nil
 }
 
-// List returns the matching redirects in id order after sinceID, skipping
-// offset and returning at most limit. A path names at most one redirect,
-// found through its guard; a target reads its GSI1 partition.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Redirect, error) {
+// List returns the window of the matching redirects in id order after
+// sinceID, and where it lies. A path names at most one redirect, found
+// through its guard; a target reads its GSI1 partition.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Redirect, records.Span, error) {
 	if f.Path != "" {
 		rd, err := s.byPath(ctx, f.Path)
 		switch {
 		case admin.ErrorCode(err) == admin.ENOTFOUND:
 		case err != nil:
-			return nil, err
-		case rd.ID > sinceID && (f.Target == "" || rd.Target == f.Target) && offset == 0:
-			return []Redirect{*rd}, nil
+			return nil, records.Span{}, err
+		case rd.ID > sinceID && (f.Target == "" || rd.Target == f.Target) && w.Offset == 0 && w.Cursor.Key == "":
+			return []Redirect{*rd}, records.Span{}, nil
 		}
-		return nil, nil
+		return nil, records.Span{}, nil
 	}
-	items, err := records.List(ctx, s.Store, f.query(sinceID), nil, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Redirect](items)
+	return records.Spanned[Redirect](records.ListWindow(ctx, s.Store, f.query(sinceID), nil, w))
 }
 
 // Count counts the matching redirects: a path's guard, a target's index

@@ -1,0 +1,101 @@
+package records
+
+import (
+	"context"
+	"slices"
+
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Window is the part of a list one request asks for: Offset matches
+// skipped, at most Limit returned, or, when a page_info gave a Cursor, the
+// Limit matches that follow (or precede) the cursor's key.
+type Window struct {
+	Offset, Limit int
+	Cursor        Cursor
+}
+
+// Cursor continues a list from the sort key of the query it was made for:
+// the items after Key in list order, or before it when Back is set (a
+// previous page). Key is exclusive; "" means the list's start.
+type Cursor struct {
+	Key  string
+	Back bool
+}
+
+// Span says where a page lies in its list: the sort keys of its first and
+// last items (in the partition the query read) and whether matching items
+// lie before and after it. A client is offered a previous or next page only
+// where there is one.
+type Span struct {
+	First, Last   string
+	Before, After bool
+}
+
+// ListWindow reads the page of q's matches that w asks for. It reads one
+// match beyond the page to learn whether there is a next one, so a page
+// costs Limit+1 matching items (plus the skipped offset, and with a matcher
+// every item passed over). A cursor narrows q's key range, so a page read
+// through one costs the same wherever it lies in the list.
+func ListWindow(ctx context.Context, st store.Store, q store.Query, match Matcher, w Window) ([]store.Item, Span, error) {
+	back := w.Cursor.Back && w.Cursor.Key != ""
+	if w.Cursor.Key != "" {
+		q = continueAfter(q, w.Cursor.Key, back)
+	}
+	items, err := List(ctx, st, q, match, w.Offset, w.Limit+1)
+	if err != nil {
+		return nil, Span{}, err
+	}
+	more := len(items) > w.Limit
+	if more {
+		items = items[:w.Limit]
+	}
+	var span Span
+	if back {
+		slices.Reverse(items)
+		span.Before, span.After = more, true
+	} else {
+		span.Before, span.After = w.Cursor.Key != "" || w.Offset > 0, more
+	}
+	if len(items) > 0 {
+		span.First, span.Last = items[0].SK, items[len(items)-1].SK
+	} else {
+		// An empty page (its items deleted since) still leads back to where
+		// the client came from, and nowhere beyond.
+		span.First, span.Last = w.Cursor.Key, w.Cursor.Key
+		if back {
+			span.Before = false
+		} else {
+			span.After = false
+		}
+	}
+	return items, span, nil
+}
+
+// continueAfter narrows q to the keys after key in q's order, or, with
+// back, to the keys before it read in the opposite order (the caller
+// reverses them): whichever bound is tighter, the query's own or the
+// cursor's, holds.
+func continueAfter(q store.Query, key string, back bool) store.Query {
+	forwardIsUp := !q.Desc
+	if back {
+		q.Desc = !q.Desc
+	}
+	if forwardIsUp != back { // reading up from key
+		if key > q.After {
+			q.After = key
+		}
+	} else if q.Before == "" || key < q.Before {
+		q.Before = key
+	}
+	return q
+}
+
+// Spanned is a page of records with where it lies.
+func Spanned[T any](items []store.Item, span Span, err error) ([]T, Span, error) {
+	if err != nil {
+		return nil, Span{}, err
+	}
+	out, err := DecodeAll[T](items)
+	return out, span, err
+}
