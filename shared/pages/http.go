@@ -50,14 +50,14 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pages, err := h.List(r.Context(), f, pg.SinceID, pg.Offset(), pg.Limit)
+	pages, span, err := h.List(r.Context(), f, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
 	for i := range pages {
 		present(&pages[i], shop)
 	}
-	return httpapi.WriteList(w, plural, pages, pg.Fields)
+	return httpapi.WritePaged(w, r, plural, pages, pg, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

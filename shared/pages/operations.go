@@ -4,8 +4,10 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
@@ -18,8 +20,9 @@ import (
 // (admin.AppFrom).
 type Service struct{ *platform.Deps }
 
-// Filter is the list and count filters of §4.4: a handle names at most one
-// page, found through its guard; the others are checked on each page read.
+// Filter is the list and count filters of §4.4. A handle names at most one
+// page, found through its guard; every other filter is served by a key
+// range of the page partition or of one of its index entries (source).
 type Filter struct {
 	Title, Handle string
 	publishing.Filter
@@ -30,56 +33,106 @@ func (f *Filter) matches(p *Page) bool {
 		f.Filter.Matches(p.CreatedAt, p.UpdatedAt, p.PublishedAt)
 }
 
-func (f *Filter) empty() bool { return f.Title == "" && f.Handle == "" && f.Filter.Empty() }
-
-// List returns the matching pages in id order after sinceID, skipping
-// offset and returning at most limit.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Page, error) {
-	if f.Handle != "" {
-		id, err := handles.Owner(ctx, s.Store, HandleNamespace, f.Handle)
-		if err != nil || id == 0 || id <= sinceID || offset > 0 {
-			return nil, err
+// source is the query a list or count of f reads, the most selective the
+// filters allow: the title's entries, then an updated_at or published_at
+// range (in that time's order), then the published state's entries, then
+// the pages themselves; since_id and created_at bound the id-ordered ones
+// by key. match checks what the keys leave unchecked; it is nil when they
+// answer f exactly, so that a page of a single filter reads limit+1 items.
+func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher) {
+	idOrdered := true
+	exact := f.Handle == ""
+	switch {
+	case f.Title != "":
+		q = store.Query{PK: titlePartition(f.Title)}
+		exact = exact && len(f.Title) <= 200 && f.Updated.Empty() && f.PublishedAt.Empty() && f.Status == publishing.Any
+	case !f.Updated.Empty():
+		q, idOrdered = store.Query{PK: byUpdated}, false
+		q.After, q.Before = records.TimeBounds(f.Updated.Min, f.Updated.Max)
+		exact = exact && wholeSeconds(f.Updated) && f.PublishedAt.Empty() && f.Status == publishing.Any
+	case !f.PublishedAt.Empty():
+		q, idOrdered = store.Query{PK: byPublished}, false
+		q.After, q.Before = records.TimeBounds(f.PublishedAt.Min, f.PublishedAt.Max)
+		exact = exact && wholeSeconds(f.PublishedAt) && f.Status != publishing.OnlyUnpublished
+	case f.Status != publishing.Any:
+		q = store.Query{PK: statePartition(f.Status == publishing.OnlyPublished)}
+	default:
+		q = store.Query{PK: partition}
+	}
+	if idOrdered {
+		if sinceID > 0 {
+			q.After = records.IDSK(sinceID)
 		}
+		after, before := records.IDBounds(f.Created.Min, f.Created.Max)
+		q = records.Tighten(q, after, before)
+		exact = exact && wholeSeconds(f.Created)
+	} else {
+		exact = exact && sinceID == 0 && f.Created.Empty()
+	}
+	if exact {
+		return q, nil
+	}
+	return q, func(it *store.Item) (bool, error) {
 		var p Page
-		if _, err := records.Get(ctx, s.Store, key(id), &p); err != nil {
-			if admin.ErrorCode(err) == admin.ENOTFOUND {
-				return nil, nil
-			}
-			return nil, err
+		if err := records.Decode(it, &p); err != nil {
+			return false, err
 		}
-		if !f.matches(&p) {
-			return nil, nil
-		}
-		return []Page{p}, nil
+		return p.ID > sinceID && f.matches(&p), nil
 	}
-	q := store.Query{PK: partition}
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
-	}
-	var match records.Matcher
-	if !f.empty() {
-		match = func(it *store.Item) (bool, error) {
-			var p Page
-			if err := records.Decode(it, &p); err != nil {
-				return false, err
-			}
-			return f.matches(&p), nil
-		}
-	}
-	items, err := records.List(ctx, s.Store, q, match, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Page](items)
 }
 
-// Count counts the matching pages: unfiltered, the partition's counter.
-func (s Service) Count(ctx context.Context, f Filter) (int, error) {
-	if f.empty() {
-		return records.Count(ctx, s.Store, partition)
+// wholeSeconds reports whether a range's ends fall on whole seconds, as
+// every stored time does, so that keys at second precision answer it.
+func wholeSeconds(r dates.Range) bool { return r.Min.Nanosecond() == 0 && r.Max.Nanosecond() == 0 }
+
+// List returns the window of the matching pages after sinceID and where it
+// lies: in id order, or in updated_at or published_at order when that
+// range is the filter read (source).
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Page, records.Span, error) {
+	if f.Handle != "" {
+		p, err := s.byHandle(ctx, f)
+		if err != nil || p == nil || p.ID <= sinceID || w.Offset > 0 || w.Cursor.Key != "" {
+			return nil, records.Span{}, err
+		}
+		return []Page{*p}, records.Span{}, nil
 	}
-	pages, err := s.List(ctx, f, 0, 0, 1<<31-1)
-	return len(pages), err
+	q, match := f.source(sinceID)
+	return records.Spanned[Page](records.ListWindow(ctx, s.Store, q, match, w))
+}
+
+// byHandle is the page a handle filter names, if it passes the others.
+func (s Service) byHandle(ctx context.Context, f Filter) (*Page, error) {
+	id, err := handles.Owner(ctx, s.Store, HandleNamespace, f.Handle)
+	if err != nil || id == 0 {
+		return nil, err
+	}
+	var p Page
+	if _, err := records.Get(ctx, s.Store, key(id), &p); err != nil {
+		if admin.ErrorCode(err) == admin.ENOTFOUND {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !f.matches(&p) {
+		return nil, nil
+	}
+	return &p, nil
+}
+
+// Count counts the matching pages: a counter when the filter is one of the
+// counted partitions whole (all pages, a title, a published state), else
+// the keys of the source's range, reading page data only where a filter is
+// left for the matcher.
+func (s Service) Count(ctx context.Context, f Filter) (int, error) {
+	if f.Handle != "" {
+		p, err := s.byHandle(ctx, f)
+		if p == nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	q, match := f.source(0)
+	return records.CountOf(ctx, s.Store, q.PK, q, match)
 }
 
 // Get returns one page.
@@ -94,23 +147,25 @@ func (s Service) Get(ctx context.Context, id int64) (Page, error) {
 // transaction.
 func (s Service) Create(ctx context.Context, in *Input) (Page, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now()
-	p := Page{ShopID: shop.ID, Author: app.Name, CreatedAt: now, UpdatedAt: now}
+	p := Page{ShopID: shop.ID, Author: app.Name}
 	if err := in.apply(&p, true); err != nil {
 		return p, err
 	}
-	p.PublishedAt, _ = publishing.Apply(admin.Time{}, in.Published, nil, true, now)
 	explicit := ""
 	if in.Handle != nil {
 		explicit = *in.Handle
 	}
 	_, _, err := handles.Create(ctx, s.Store, s.IDs, HandleNamespace, explicit, p.Title, func(id int64, handle string) ([]store.Op, error) {
 		p.ID, p.Handle = id, handle
+		// created_at is the id's second, so that created_at ranges are id ranges.
+		now := admin.Time{Time: ids.Time(id)}
+		p.CreatedAt, p.UpdatedAt = now, now
+		p.PublishedAt, _ = publishing.Apply(admin.Time{}, in.Published, nil, true, now)
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerPage, id, in.Metafields, now)
 		if err != nil {
 			return nil, err
 		}
-		ops := []store.Op{store.Put(p.item(1), store.IfAbsent, 0), records.CountOp(partition, 1)}
+		ops := append(p.writeOps(nil, nil), records.CountOp(partition, 1))
 		ops = append(ops, mops...)
 		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.Create, "", app.Name))...), nil
 	})
@@ -127,6 +182,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		if err := records.Decode(it, &p); err != nil {
 			return nil, err
 		}
+		old := p
 		oldHandle := p.Handle
 		if err := in.apply(&p, false); err != nil {
 			return nil, err
@@ -138,7 +194,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		if in.Handle != nil {
 			p.Handle = *in.Handle
 		}
-		ops := []store.Op{records.PutNext(p.item(it.Version))}
+		ops := p.writeOps(it, &old)
 		if p.Handle != oldHandle {
 			claimAt = len(ops)
 			ops = append(ops, handles.Claim(HandleNamespace, p.Handle, p.ID), handles.Release(HandleNamespace, oldHandle))
@@ -171,6 +227,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			handles.Release(HandleNamespace, p.Handle),
 			records.CountOp(partition, -1),
 		}
+		ops = append(ops, records.IndexOps(nil, p.entries(), nil)...)
 		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.Destroy, "", app.Name))...), nil
 	})
 	if err != nil {

@@ -2,10 +2,17 @@
 //
 // Items: page/<id>; its handle is claimed by handle#page/<handle>; its
 // metafields are metafield items owned by ("page", id); every change writes
-// a Page event in the same transaction.
+// a Page event in the same transaction. Each page is listed again by its
+// index entries (records.Entry, copies written in the page's transaction):
+// page#title=<title> and page#published=<true|false> in id order, both
+// counted, and page#by:updated_at and page#by:published_at (published pages
+// only) in the order of that time, so that every filter of §4.4 reads only
+// its matches. A page's created_at is the second its id was assigned, so a
+// created_at range is a range of ids.
 package pages
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -52,6 +59,51 @@ func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(
 
 func (p *Page) item(version int64) store.Item {
 	return store.Item{PK: partition, SK: records.IDSK(p.ID), Version: version, Data: records.Encode(p)}
+}
+
+// Index entry partitions.
+var (
+	byUpdated   = records.TimePartition(partition, "updated_at")
+	byPublished = records.TimePartition(partition, "published_at")
+)
+
+func titlePartition(title string) string { return records.ExactPartition(partition, "title", title) }
+
+func statePartition(published bool) string {
+	return records.ExactPartition(partition, "published", strconv.FormatBool(published))
+}
+
+// entries are the page's index entries (see the package comment).
+func (p *Page) entries() []records.Entry {
+	sk := records.IDSK(p.ID)
+	published := !p.PublishedAt.IsZero()
+	es := []records.Entry{
+		{Partition: titlePartition(p.Title), SK: sk, Counted: true},
+		{Partition: statePartition(published), SK: sk, Counted: true},
+		{Partition: byUpdated, SK: records.TimeSK(p.UpdatedAt.Time, p.ID)},
+	}
+	if published {
+		es = append(es, records.Entry{Partition: byPublished, SK: records.TimeSK(p.PublishedAt.Time, p.ID)})
+	}
+	return es
+}
+
+// writeOps write a page and its entries (old is the page before the
+// change, nil on create): the page first, as records.Create and Update
+// require.
+func (p *Page) writeOps(old *store.Item, oldPage *Page) []store.Op {
+	var it store.Item
+	var first store.Op
+	var before []records.Entry
+	if old == nil {
+		it = p.item(1)
+		first = store.Put(it, store.IfAbsent, 0)
+	} else {
+		it = p.item(old.Version + 1)
+		first = store.Put(it, store.IfVersion, old.Version)
+		before = oldPage.entries()
+	}
+	return append([]store.Op{first}, records.IndexOps(&it, before, p.entries())...)
 }
 
 // subject is the page as the events log names it.

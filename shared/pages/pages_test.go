@@ -3,6 +3,7 @@ package pages_test
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -254,4 +255,91 @@ func TestPageRules(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
 		}
 	}
+}
+
+// Every filter, alone and combined, answers what filtering the whole list
+// would, after creates, title changes, publishing, unpublishing and
+// deletes have moved pages between their index entries; counts agree.
+func TestFiltersAgreeWithTheWholeList(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		var made []map[string]any
+		for i := range 12 {
+			made = append(made, create(t, e, map[string]any{"title": []string{"About", "Contact", "FAQ"}[i%3], "published": i%4 != 0}))
+		}
+		e.Do("PUT", path(made[0]), map[string]any{"page": map[string]any{"title": "FAQ", "published": true}}).Expect(t, 200)
+		e.Do("PUT", path(made[1]), map[string]any{"page": map[string]any{"published": false}}).Expect(t, 200)
+		e.Do("PUT", path(made[2]), map[string]any{"page": map[string]any{"title": "About"}}).Expect(t, 200)
+		e.Do("DELETE", path(made[3]), nil).Expect(t, 200)
+		e.Do("DELETE", path(made[4]), nil).Expect(t, 200)
+
+		whole := e.Do("GET", "/web/pages.json?limit=250", nil).Expect(t, 200).List(t, "pages")
+		if len(whole) != 10 {
+			t.Fatalf("%d pages, want 10", len(whole))
+		}
+		now := time.Now().UTC()
+		stamp := func(d time.Duration) string { return url.QueryEscape(now.Add(d).Format(time.RFC3339)) }
+		third := int64(whole[2].(map[string]any)["id"].(float64))
+		filters := map[string]func(p map[string]any) bool{
+			"":                                      func(map[string]any) bool { return true },
+			"title=About":                           func(p map[string]any) bool { return p["title"] == "About" },
+			"title=Nothing":                         func(map[string]any) bool { return false },
+			"published_status=published":            func(p map[string]any) bool { return p["published_at"] != nil },
+			"published_status=unpublished":          func(p map[string]any) bool { return p["published_at"] == nil },
+			"title=FAQ&published_status=published":  func(p map[string]any) bool { return p["title"] == "FAQ" && p["published_at"] != nil },
+			"created_at_min=" + stamp(-time.Hour):   func(map[string]any) bool { return true },
+			"created_at_min=" + stamp(time.Hour):    func(map[string]any) bool { return false },
+			"created_at_max=" + stamp(-time.Hour):   func(map[string]any) bool { return false },
+			"updated_at_min=" + stamp(-time.Hour):   func(map[string]any) bool { return true },
+			"updated_at_max=" + stamp(-time.Hour):   func(map[string]any) bool { return false },
+			"published_at_min=" + stamp(-time.Hour): func(p map[string]any) bool { return p["published_at"] != nil },
+			"published_at_min=" + stamp(-time.Hour) + "&published_status=unpublished": func(map[string]any) bool { return false },
+			"updated_at_min=" + stamp(-time.Hour) + "&title=Contact":                  func(p map[string]any) bool { return p["title"] == "Contact" },
+			"updated_at_min=" + stamp(-time.Hour) + "&published_status=unpublished":   func(p map[string]any) bool { return p["published_at"] == nil },
+			fmt.Sprintf("since_id=%d&published_status=published", third): func(p map[string]any) bool {
+				return int64(p["id"].(float64)) > third && p["published_at"] != nil
+			},
+			fmt.Sprintf("since_id=%d&updated_at_min=%s", third, stamp(-time.Hour)): func(p map[string]any) bool {
+				return int64(p["id"].(float64)) > third
+			},
+		}
+		for q, keep := range filters {
+			var want []float64
+			for _, v := range whole {
+				if p := v.(map[string]any); keep(p) {
+					want = append(want, p["id"].(float64))
+				}
+			}
+			var got []float64
+			for _, v := range e.Do("GET", "/web/pages.json?limit=250&"+q, nil).Expect(t, 200).List(t, "pages") {
+				got = append(got, v.(map[string]any)["id"].(float64))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("?%s: %v, want %v", q, got, want)
+			}
+			if strings.Contains(q, "since_id") {
+				continue // count takes no since_id
+			}
+			n := e.Do("GET", "/web/pages/count.json?"+q, nil).Expect(t, 200).JSON(t)["count"].(float64)
+			if int(n) != len(want) {
+				t.Errorf("count ?%s: %v, want %d", q, n, len(want))
+			}
+		}
+	}, group)
+}
+
+// The largest update a page takes (a new title, handle and state with 40
+// metafields) fits one transaction with its index entries.
+func TestLargestPageUpdate(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		p := create(t, e, map[string]any{"title": "Old"})
+		var mfs []any
+		for i := range 40 {
+			mfs = append(mfs, map[string]any{"namespace": "global", "key": fmt.Sprintf("key%02d", i), "value": "v", "value_type": "string"})
+		}
+		e.Do("PUT", path(p), map[string]any{"page": map[string]any{"title": "New", "handle": "new-one", "published": false, "metafields": mfs}}).Expect(t, 200)
+		if n := e.Do("GET", "/web/pages/count.json?title=New&published_status=unpublished", nil).Expect(t, 200).JSON(t)["count"]; n != 1.0 {
+			t.Fatalf("count %v", n)
+		}
+	}, group)
 }

@@ -1,0 +1,129 @@
+package records
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// Index entries list a record a second time, in a partition of their own
+// ("page#title=About us", "page#updated"), so that a filter reads only its
+// matches: an exact filter is one partition in id order, a time range a key
+// range of a partition ordered by that time. An entry is a copy of the
+// record's item (its Data, no secondary keys unless given), so a page of
+// matches is one Query with no follow-up reads; entries are written in the
+// record's own transaction (IndexOps), so they never disagree with it.
+type Entry struct {
+	Partition, SK string
+	// GSI1PK/GSI1SK, when set, index the entry itself: one copy then
+	// serves two filters (an event's verb, and its type and verb).
+	GSI1PK, GSI1SK string
+	// Counted entries keep a counter of their partition (Count), so that a
+	// count by that filter is O(1).
+	Counted bool
+}
+
+// ExactPartition is the partition of the records whose field equals value.
+// Long values are hashed to keep keys small; readers check the field on
+// what they read, so a hash collision costs a read, never a wrong answer.
+func ExactPartition(partition, field, value string) string {
+	if len(value) > 200 {
+		sum := sha256.Sum256([]byte(value))
+		value = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return partition + "#" + field + "=" + value
+}
+
+// TimePartition is the partition of a record type's entries ordered by one
+// of its times.
+func TimePartition(partition, field string) string { return partition + "#by:" + field }
+
+// stampLayout sorts as time does for years 1 to 9999 (Go pads years to four
+// digits), which is every time the service accepts.
+const stampLayout = "2006-01-02T15:04:05Z"
+
+// TimeSK is the sort key of a record at time t in a TimePartition.
+func TimeSK(t time.Time, id int64) string { return t.UTC().Format(stampLayout) + "#" + IDSK(id) }
+
+// TimeBounds are the exclusive key bounds of the TimeSKs between min and
+// max, both inclusive at second precision; zero ends are open.
+func TimeBounds(min, max time.Time) (after, before string) {
+	if !min.IsZero() {
+		after = min.UTC().Format(stampLayout) // every key of that second sorts after it
+	}
+	if !max.IsZero() {
+		before = max.UTC().Format(stampLayout) + "#~" // and before this
+	}
+	return after, before
+}
+
+// IDBounds are exclusive IDSK bounds holding every id assigned between min
+// and max (ids carry their second, see ids.At), with a second of slack each
+// side for records whose timestamp and id were taken on either side of a
+// second's edge: callers still check the time on what they read.
+func IDBounds(min, max time.Time) (after, before string) {
+	if !min.IsZero() {
+		if at := ids.At(min.Add(-time.Second)); at > 0 {
+			after = IDSK(at - 1)
+		}
+	}
+	if !max.IsZero() {
+		before = IDSK(ids.At(max.Add(2 * time.Second)))
+	}
+	return after, before
+}
+
+// Tighten narrows q's key range to (after, before), keeping whichever bound
+// of each side is tighter.
+func Tighten(q store.Query, after, before string) store.Query {
+	if after > q.After {
+		q.After = after
+	}
+	if before != "" && (q.Before == "" || before < q.Before) {
+		q.Before = before
+	}
+	return q
+}
+
+// IndexOps keep a record's entries in step with it: it is the record's item
+// as written (nil when deleted), old and next its entries before and after
+// the change (old nil on create). Entries are rewritten whole on every
+// change, since they carry the record's data; counters move only when an
+// entry comes or goes.
+func IndexOps(it *store.Item, old, next []Entry) []store.Op {
+	var ops []store.Op
+	keep := make(map[store.Key]bool, len(next))
+	if it != nil {
+		for _, e := range next {
+			keep[store.Key{PK: e.Partition, SK: e.SK}] = true
+		}
+	}
+	had := make(map[store.Key]bool, len(old))
+	for _, e := range old {
+		k := store.Key{PK: e.Partition, SK: e.SK}
+		had[k] = true
+		if keep[k] {
+			continue
+		}
+		ops = append(ops, store.Delete(k, store.Always, 0))
+		if e.Counted {
+			ops = append(ops, CountOp(e.Partition, -1))
+		}
+	}
+	if it == nil {
+		return ops
+	}
+	for _, e := range next {
+		ops = append(ops, store.Put(store.Item{
+			PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK,
+			Version: it.Version, Data: it.Data,
+		}, store.Always, 0))
+		if e.Counted && !had[store.Key{PK: e.Partition, SK: e.SK}] {
+			ops = append(ops, CountOp(e.Partition, 1))
+		}
+	}
+	return ops
+}
