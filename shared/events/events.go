@@ -4,7 +4,11 @@
 //
 // Items: event/<id>; GSI1 event#type#<subject type>/<id> serves the type
 // filter, GSI2 event#subject#<type>#<subject id>/<id> the per-subject lists,
-// so neither reads events of other types or subjects.
+// so neither reads events of other types or subjects. One index entry per
+// event, event#verb=<verb>/<id> (a copy, records.Entry), serves the verb
+// filter, and its own GSI1 key event#type#<type>#verb=<verb>/<id> the verb
+// within types. An event's created_at is its id's second, so created_at
+// ranges are id ranges: every filter reads only its matches.
 package events
 
 import (
@@ -62,6 +66,15 @@ func key(id int64) store.Key { return store.Key{PK: partition, SK: records.IDSK(
 
 // TypePartition is the GSI1 partition of a subject type's events.
 func TypePartition(subjectType string) string { return "event#type#" + subjectType }
+
+// VerbPartition holds the index entries of a verb's events.
+func VerbPartition(verb string) string { return records.ExactPartition(partition, "verb", verb) }
+
+// TypeVerbPartition is the GSI1 partition of the entries of a subject
+// type's events of one verb.
+func TypeVerbPartition(subjectType, verb string) string {
+	return records.ExactPartition(TypePartition(subjectType), "verb", verb)
+}
 
 // SubjectPartition is the GSI2 partition of one subject's events.
 func SubjectPartition(subjectType string, id int64) string {
@@ -146,9 +159,10 @@ func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event 
 		p := subject.Path
 		path = &p
 	}
+	id := gen.Next()
 	return Event{
-		ID: gen.Next(), SubjectID: subject.ID, SubjectType: subject.Type, Verb: verb,
-		Arguments: args, Message: msg, Path: path, Author: author, CreatedAt: admin.Now(),
+		ID: id, SubjectID: subject.ID, SubjectType: subject.Type, Verb: verb,
+		Arguments: args, Message: msg, Path: path, Author: author, CreatedAt: admin.Time{Time: ids.Time(id)},
 	}
 }
 
@@ -161,7 +175,11 @@ func Ops(ev Event) []store.Op {
 		Version: 1,
 		Data:    records.Encode(&ev),
 	}
-	return []store.Op{store.Put(it, store.IfAbsent, 0), records.CountOp(partition, 1)}
+	ops := []store.Op{store.Put(it, store.IfAbsent, 0), records.CountOp(partition, 1)}
+	return append(ops, records.IndexOps(&it, nil, []records.Entry{{
+		Partition: VerbPartition(ev.Verb), SK: it.SK,
+		GSI1PK: TypeVerbPartition(ev.SubjectType, ev.Verb), GSI1SK: it.SK,
+	}})...)
 }
 
 // UpdateVerb is the verb of an update: a change of published state is

@@ -10,6 +10,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/platform"
 )
 
@@ -73,12 +74,12 @@ func present(ev *Event, loc *time.Location) {
 	}
 }
 
-func writeList(w http.ResponseWriter, r *http.Request, evs []Event, fields httpapi.Fields) error {
+func writeList(w http.ResponseWriter, r *http.Request, evs []Event, p httpapi.Page, span records.Span) error {
 	loc := admin.ShopFrom(r.Context()).Location() // loaded once: LoadLocation parses the zone
 	for i := range evs {
 		present(&evs[i], loc)
 	}
-	return httpapi.WriteList(w, plural, evs, fields)
+	return httpapi.WritePaged(w, r, plural, evs, p, span)
 }
 
 func (h handler) list(w http.ResponseWriter, r *http.Request) error {
@@ -90,11 +91,11 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs, err := h.List(r.Context(), f, p.SinceID, p.Offset(), p.Limit)
+	evs, span, err := h.List(r.Context(), f, p.SinceID, p.Window())
 	if err != nil {
 		return err
 	}
-	return writeList(w, r, evs, p.Fields)
+	return writeList(w, r, evs, p, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {
@@ -134,10 +135,10 @@ func (h handler) subjectList(subjectType string) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		evs, err := h.OfSubject(r.Context(), subjectType, id, p.SinceID, p.Offset(), p.Limit)
+		evs, span, err := h.OfSubject(r.Context(), subjectType, id, p.SinceID, p.Window())
 		if err != nil {
 			return err
 		}
-		return writeList(w, r, evs, p.Fields)
+		return writeList(w, r, evs, p, span)
 	}
 }

@@ -17,18 +17,22 @@ import (
 // they log (Ops).
 type Service struct{ *platform.Deps }
 
-// Filter is the list filters. Types narrows the read to the types' GSI1
-// partitions; Verb and the Created range (inclusive, convention 8) are
-// checked on each event read.
+// Filter is the list filters, each read from keys: Types are the types'
+// GSI1 partitions (merged), Verb the verb's index entries (within types,
+// their GSI1 partitions), and the Created range (inclusive, convention 8)
+// a range of ids.
 type Filter struct {
 	Types   []string // subject types, in SubjectTypes order, no duplicates
 	Verb    string
 	Created dates.Range
 }
 
-// matcher checks verb and created_at; nil when neither is given.
-func matcher(verb string, created dates.Range) records.Matcher {
-	if verb == "" && created.Empty() {
+// matcher checks what keys leave unchecked: a verb long enough to be hashed
+// in its partition's name, and range ends within a second. It is nil for
+// every filter a client normally sends.
+func (f *Filter) matcher() records.Matcher {
+	longVerb := len(f.Verb) > 200
+	if !longVerb && f.Created.Min.Nanosecond() == 0 && f.Created.Max.Nanosecond() == 0 {
 		return nil
 	}
 	return func(it *store.Item) (bool, error) {
@@ -39,56 +43,70 @@ func matcher(verb string, created dates.Range) records.Matcher {
 		if err := records.Decode(it, &ev); err != nil {
 			return false, err
 		}
-		return (verb == "" || ev.Verb == verb) && created.Contains(ev.CreatedAt.Time), nil
+		return (f.Verb == "" || ev.Verb == f.Verb) && f.Created.Contains(ev.CreatedAt.Time), nil
 	}
 }
 
-// order sets a query's direction: newest first, or ascending after since_id.
-func order(q store.Query, sinceID int64) store.Query {
+// order sets a query's direction (newest first, or ascending after
+// since_id) and bounds it to the created range.
+func (f *Filter) order(q store.Query, sinceID int64) store.Query {
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	} else {
 		q.Desc = true
 	}
-	return q
+	after, before := records.IDBounds(f.Created.Min, f.Created.Max)
+	return records.Tighten(q, after, before)
 }
 
-// queries are the partitions a list reads: the whole log, or one GSI1
-// partition per filtered type.
+// queries are the partitions a list reads: the whole log or a verb's
+// entries, or one GSI1 partition per filtered type (of its verb's entries
+// when a verb is given).
 func (f *Filter) queries(sinceID int64) []store.Query {
 	if len(f.Types) == 0 {
-		return []store.Query{order(store.Query{PK: partition}, sinceID)}
+		q := store.Query{PK: partition}
+		if f.Verb != "" {
+			q.PK = VerbPartition(f.Verb)
+		}
+		return []store.Query{f.order(q, sinceID)}
 	}
 	qs := make([]store.Query, len(f.Types))
 	for i, t := range f.Types {
-		qs[i] = order(store.Query{Index: store.GSI1, PK: TypePartition(t)}, sinceID)
+		q := store.Query{Index: store.GSI1, PK: TypePartition(t)}
+		if f.Verb != "" {
+			q.PK = TypeVerbPartition(t, f.Verb)
+		}
+		qs[i] = f.order(q, sinceID)
 	}
 	return qs
 }
 
-// List returns the matching events, newest first (ascending after a
-// sinceID), skipping offset and returning at most limit. Several types are
-// merged from their partitions, each read only as far as the page needs.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Event, error) {
+// List returns the window of the matching events, newest first (ascending
+// after a sinceID), and where it lies. Several types are merged from their
+// partitions, each read only as far as the page needs.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Event, records.Span, error) {
 	qs := f.queries(sinceID)
-	match := matcher(f.Verb, f.Created)
-	var items []store.Item
-	var err error
 	if len(qs) == 1 {
-		items, err = records.List(ctx, s.Store, qs[0], match, offset, limit)
-	} else {
-		items, err = merge(ctx, s.Store, qs, match, offset, limit)
+		return records.Spanned[Event](records.ListWindow(ctx, s.Store, qs[0], f.matcher(), w))
 	}
+	for i := range qs {
+		qs[i] = w.Cursor.Apply(qs[i])
+	}
+	items, err := merge(ctx, s.Store, qs, f.matcher(), w.Offset, w.Limit+1)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
-	return records.DecodeAll[Event](items)
+	items, span := w.Span(items)
+	return records.Spanned[Event](items, span, nil)
 }
 
 // Count counts the events created in the range (§4.20's count takes no other
-// filter): unbounded, the log's counter.
+// filter): unbounded, the log's counter; bounded, the keys of the range.
 func (s Service) Count(ctx context.Context, created dates.Range) (int, error) {
-	return records.CountOf(ctx, s.Store, partition, store.Query{PK: partition}, matcher("", created))
+	f := Filter{Created: created}
+	q := f.order(store.Query{PK: partition}, 0)
+	q.Desc = false
+	return records.CountOf(ctx, s.Store, partition, q, f.matcher())
 }
 
 // Get returns one event.
@@ -104,19 +122,16 @@ var subjectPartitions = map[string]string{Order: parents.OrderPartition, Product
 
 // OfSubject returns the events of one order or product, newest first
 // (ascending after a sinceID); an unknown subject is admin.NotFound.
-func (s Service) OfSubject(ctx context.Context, subjectType string, id, sinceID int64, offset, limit int) ([]Event, error) {
+func (s Service) OfSubject(ctx context.Context, subjectType string, id, sinceID int64, w records.Window) ([]Event, records.Span, error) {
 	if _, err := s.Store.Get(ctx, store.Key{PK: subjectPartitions[subjectType], SK: records.IDSK(id)}); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, admin.NotFound
+			return nil, records.Span{}, admin.NotFound
 		}
-		return nil, err
+		return nil, records.Span{}, err
 	}
-	q := order(store.Query{Index: store.GSI2, PK: SubjectPartition(subjectType, id)}, sinceID)
-	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Event](items)
+	var f Filter
+	q := f.order(store.Query{Index: store.GSI2, PK: SubjectPartition(subjectType, id)}, sinceID)
+	return records.Spanned[Event](records.ListWindow(ctx, s.Store, q, nil, w))
 }
 
 // stream reads one partition page by page, keeping the matching items not

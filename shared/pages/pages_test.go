@@ -279,6 +279,9 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 		now := time.Now().UTC()
 		stamp := func(d time.Duration) string { return url.QueryEscape(now.Add(d).Format(time.RFC3339)) }
 		third := int64(whole[2].(map[string]any)["id"].(float64))
+		createdAt := func(p map[string]any) time.Time { c, _ := time.Parse(time.RFC3339, p["created_at"].(string)); return c }
+		edge := createdAt(whole[5].(map[string]any))
+		at := func(d time.Duration) string { return url.QueryEscape(edge.Add(d).Format(time.RFC3339)) }
 		filters := map[string]func(p map[string]any) bool{
 			"":                                      func(map[string]any) bool { return true },
 			"title=About":                           func(p map[string]any) bool { return p["title"] == "About" },
@@ -290,6 +293,10 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			"created_at_min=" + stamp(time.Hour):    func(map[string]any) bool { return false },
 			"created_at_max=" + stamp(-time.Hour):   func(map[string]any) bool { return false },
 			"updated_at_min=" + stamp(-time.Hour):   func(map[string]any) bool { return true },
+			"created_at_min=" + at(0):               func(p map[string]any) bool { return !createdAt(p).Before(edge) },
+			"created_at_max=" + at(0):               func(p map[string]any) bool { return !createdAt(p).After(edge) },
+			"created_at_max=" + at(-time.Second):    func(p map[string]any) bool { return createdAt(p).Before(edge) },
+			"created_at_min=" + at(time.Second):     func(p map[string]any) bool { return createdAt(p).After(edge) },
 			"updated_at_max=" + stamp(-time.Hour):   func(map[string]any) bool { return false },
 			"published_at_min=" + stamp(-time.Hour): func(p map[string]any) bool { return p["published_at"] != nil },
 			"published_at_min=" + stamp(-time.Hour) + "&published_status=unpublished": func(map[string]any) bool { return false },

@@ -60,18 +60,18 @@ func TimeBounds(min, max time.Time) (after, before string) {
 	return after, before
 }
 
-// IDBounds are exclusive IDSK bounds holding every id assigned between min
-// and max (ids carry their second, see ids.At), with a second of slack each
-// side for records whose timestamp and id were taken on either side of a
-// second's edge: callers still check the time on what they read.
-func IDBounds(min, max time.Time) (after, before string) {
-	if !min.IsZero() {
-		if at := ids.At(min.Add(-time.Second)); at > 0 {
+// IDBounds are the exclusive IDSK bounds of the ids assigned between from
+// and to, both inclusive at second precision (ids carry their second, see
+// ids.At); zero ends are open. They answer created_at ranges exactly for
+// records whose created_at is their id's second (ids.Time).
+func IDBounds(from, to time.Time) (after, before string) {
+	if !from.IsZero() {
+		if at := ids.At(from); at > 0 {
 			after = IDSK(at - 1)
 		}
 	}
-	if !max.IsZero() {
-		before = IDSK(ids.At(max.Add(2 * time.Second)))
+	if !to.IsZero() {
+		before = IDSK(max(ids.At(to.Add(time.Second)), 0))
 	}
 	return after, before
 }

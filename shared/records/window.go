@@ -38,14 +38,36 @@ type Span struct {
 // every item passed over). A cursor narrows q's key range, so a page read
 // through one costs the same wherever it lies in the list.
 func ListWindow(ctx context.Context, st store.Store, q store.Query, match Matcher, w Window) ([]store.Item, Span, error) {
-	back := w.Cursor.Back && w.Cursor.Key != ""
-	if w.Cursor.Key != "" {
-		q = continueAfter(q, w.Cursor.Key, back)
-	}
-	items, err := List(ctx, st, q, match, w.Offset, w.Limit+1)
+	items, err := List(ctx, st, w.Cursor.Apply(q), match, w.Offset, w.Limit+1)
 	if err != nil {
 		return nil, Span{}, err
 	}
+	items, span := w.Span(items)
+	return items, span, nil
+}
+
+// Apply narrows q to the keys after the cursor in q's order, or, for a
+// previous page, to the keys before it read in the opposite order (Span
+// puts them back): whichever bound is tighter, the query's own or the
+// cursor's, holds. Readers of several partitions apply it to each.
+func (c Cursor) Apply(q store.Query) store.Query {
+	if c.Key == "" {
+		return q
+	}
+	up := q.Desc == c.Back // reading up from the key
+	if c.Back {
+		q.Desc = !q.Desc
+	}
+	if up {
+		return Tighten(q, c.Key, "")
+	}
+	return Tighten(q, "", c.Key)
+}
+
+// Span turns the up to Limit+1 items read for w (through w.Cursor.Apply)
+// into the page, in list order, and where it lies.
+func (w Window) Span(items []store.Item) ([]store.Item, Span) {
+	back := w.Cursor.Back && w.Cursor.Key != ""
 	more := len(items) > w.Limit
 	if more {
 		items = items[:w.Limit]
@@ -69,26 +91,7 @@ func ListWindow(ctx context.Context, st store.Store, q store.Query, match Matche
 			span.After = false
 		}
 	}
-	return items, span, nil
-}
-
-// continueAfter narrows q to the keys after key in q's order, or, with
-// back, to the keys before it read in the opposite order (the caller
-// reverses them): whichever bound is tighter, the query's own or the
-// cursor's, holds.
-func continueAfter(q store.Query, key string, back bool) store.Query {
-	forwardIsUp := !q.Desc
-	if back {
-		q.Desc = !q.Desc
-	}
-	if forwardIsUp != back { // reading up from key
-		if key > q.After {
-			q.After = key
-		}
-	} else if q.Before == "" || key < q.Before {
-		q.Before = key
-	}
-	return q
+	return items, span
 }
 
 // Spanned is a page of records with where it lies.
