@@ -10,8 +10,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
-	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
 type handler struct{ Service }
