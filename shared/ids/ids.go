@@ -57,3 +57,7 @@ func Time(id int64) time.Time { return Epoch.Add(time.Duration(id>>seqBits) * ti
 // At is the smallest id assigned in the second of t: ids below it were
 // assigned before t.
 func At(t time.Time) int64 { return int64(t.Sub(Epoch)/time.Second) << seqBits }
+
+// NewClock returns a generator reading now: fixtures that stand for a shop
+// grown over time assign ids (and so created_at) spread across that time.
+func NewClock(now func() time.Time) *Generator { return &Generator{now: now} }
