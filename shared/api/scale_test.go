@@ -135,6 +135,10 @@ func listCases(n int) []listCase {
 		{"events verb=create", "/com/events.json?verb=create", 51},
 		{"events created_at_min=2030", "/com/events.json?created_at_min=2030-01-01", 51},
 		{"pages limit=250 page=3", "/web/pages.json?limit=250&page=3", 2*250 + 251},
+		// The table's deep offsets: bounded (at most 25,000 skipped), but an
+		// offset is read past item by item; page_info pages cost their own.
+		{"pages unpublished page=200", "/web/pages.json?published_status=unpublished&page=200", 199*50 + 51},
+		{"pages limit=250 page=80", "/web/pages.json?limit=250&page=80", 79*250 + 251},
 	}
 }
 

@@ -108,19 +108,35 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, build func(
 type Matcher func(it *store.Item) (bool, error)
 
 // List reads the records of q that match, skipping offset matches and
-// returning at most limit. Without a matcher it reads only what it returns
-// (plus the skipped offset); with one, every item it passes over.
+// returning at most limit. Without a matcher it reads exactly what it
+// returns plus the skipped offset, in query pages of at most 1,000; with
+// one, every item it passes over, in pages of at least 100.
 func List(ctx context.Context, st store.Store, q store.Query, match Matcher, offset, limit int) ([]store.Item, error) {
 	out := make([]store.Item, 0, min(limit, 64))
-	q.Limit = limit + offset
-	if match != nil || q.Limit > 1000 {
-		q.Limit = max(limit, 100)
-	}
-	err := Each(ctx, st, q, func(it *store.Item) error {
-		if match != nil {
-			if ok, err := match(it); err != nil || !ok {
-				return err
+	if match == nil {
+		q.Limit = 0
+		need := offset + limit
+		err := each(ctx, st, q, func() int { return min(need, 1000) }, func(it *store.Item) error {
+			need--
+			if offset > 0 {
+				offset--
+			} else {
+				out = append(out, *it)
 			}
+			if need == 0 {
+				return Stop
+			}
+			return nil
+		})
+		if err != nil && err != Stop {
+			return nil, err
+		}
+		return out, nil
+	}
+	q.Limit = max(limit, 100)
+	err := Each(ctx, st, q, func(it *store.Item) error {
+		if ok, err := match(it); err != nil || !ok {
+			return err
 		}
 		if offset > 0 {
 			offset--
@@ -295,7 +311,17 @@ var Stop = errors.New("records: stop")
 // store's cursors: the one loop over query pages in the service. It stops
 // at fn's first error (Stop included) and returns it.
 func Each(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
+	return each(ctx, st, q, nil, fn)
+}
+
+// each is Each with the page size chosen before each query by pageLimit
+// (nil keeps q.Limit): a reader that knows how many items it still needs
+// asks for no more.
+func each(ctx context.Context, st store.Store, q store.Query, pageLimit func() int, fn func(it *store.Item) error) error {
 	for {
+		if pageLimit != nil {
+			q.Limit = pageLimit()
+		}
 		items, next, err := st.Query(ctx, q)
 		if err != nil {
 			return err
