@@ -58,6 +58,7 @@ import (
 	eventlog "github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -1461,10 +1462,12 @@ func (s *scenario) events(t *testing.T) {
 
 	// No resource writes events yet: record them as a change would.
 	d := s.env.Deps
+	var backdated int64
 	record := func(subject eventlog.Subject, verb string, at time.Time) int64 {
 		ev := eventlog.New(d.IDs, subject, verb, "", "Demo App")
-		if !at.IsZero() {
-			ev.CreatedAt = admin.Time{Time: at.UTC()}
+		if !at.IsZero() { // an event's created_at is its id's second: back-date both
+			backdated++
+			ev.ID, ev.CreatedAt = ids.At(at)+backdated, admin.Time{Time: at.UTC()}
 		}
 		if err := d.Store.Transact(context.Background(), eventlog.Ops(ev)...); err != nil {
 			t.Fatal(err)

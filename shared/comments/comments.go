@@ -3,6 +3,10 @@
 // Items: comment/<id>, indexed by GSI1 article#<article id>#comment and GSI2
 // blog#<blog id>#comment so that the article_id and blog_id filters read only
 // their own comments; each of the three partitions has a sharded counter.
+// Index entries (records.Entry, copies written in the comment's transaction)
+// list each comment again under comment#status=<status> and, unless
+// published, comment#published=false, both counted: the status and
+// published_status filters read only their matches and count in O(1).
 // Creating a comment writes a Comment event in the same transaction; the
 // moderation actions (§3.1) are optimistic updates of the comment.
 package comments
@@ -80,30 +84,37 @@ type Filter struct {
 // Statuses are the values of the status filter.
 var Statuses = []string{StatusPending, StatusPublished, StatusUnapproved, StatusSpam, StatusRemoved}
 
-// query is the partition the filter reads: an article's or a blog's
-// comments through their index, else all comments; countPartition is its
-// counter.
-func (f *Filter) query(sinceID int64) (q store.Query, countPartition string) {
+// query is the partition the filter reads, the most selective it names:
+// an article's or a blog's comments through their index, a status's
+// entries (published_status=published is status published), the
+// unpublished comments' entries, else every comment. rest is what that
+// partition leaves to check on each comment (rest.matcher), and the
+// partition's counter answers a count of f when rest is empty.
+func (f *Filter) query(sinceID int64) (q store.Query, rest Filter) {
+	rest = *f
 	switch {
 	case f.ArticleID > 0:
-		q, countPartition = store.Query{Index: store.GSI1, PK: ArticlePartition(f.ArticleID)}, ArticlePartition(f.ArticleID)
+		q, rest.ArticleID = store.Query{Index: store.GSI1, PK: ArticlePartition(f.ArticleID)}, 0
 	case f.BlogID > 0:
-		q, countPartition = store.Query{Index: store.GSI2, PK: BlogPartition(f.BlogID)}, BlogPartition(f.BlogID)
+		q, rest.BlogID = store.Query{Index: store.GSI2, PK: BlogPartition(f.BlogID)}, 0
+	case f.Status != "":
+		q, rest.Status = store.Query{PK: statusPartition(f.Status)}, ""
+	case f.Published == publishing.OnlyPublished:
+		q, rest.Published = store.Query{PK: statusPartition(StatusPublished)}, publishing.Any
+	case f.Published == publishing.OnlyUnpublished:
+		q, rest.Published = store.Query{PK: unpublishedPartition}, publishing.Any
 	default:
-		q, countPartition = store.Query{PK: partition}, partition
+		q = store.Query{PK: partition}
 	}
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	return q, countPartition
+	return q, rest
 }
 
-// matcher checks what the partition does not: nil when nothing is left.
-// With both article_id and blog_id the article's partition is read and the
-// blog checked on each comment.
+// matcher checks the filter on each comment read: nil when nothing is left.
 func (f *Filter) matcher() records.Matcher {
-	checkBlog := f.ArticleID > 0 && f.BlogID > 0
-	if !checkBlog && f.Created.Empty() && f.Updated.Empty() && f.PublishedAt.Empty() &&
+	if f.ArticleID == 0 && f.BlogID == 0 && f.Created.Empty() && f.Updated.Empty() && f.PublishedAt.Empty() &&
 		f.Published == publishing.Any && f.Status == "" {
 		return nil
 	}
@@ -112,7 +123,7 @@ func (f *Filter) matcher() records.Matcher {
 		if err := records.Decode(it, &c); err != nil {
 			return false, err
 		}
-		return (!checkBlog || c.BlogID == f.BlogID) && f.matches(&c), nil
+		return (f.ArticleID == 0 || c.ArticleID == f.ArticleID) && (f.BlogID == 0 || c.BlogID == f.BlogID) && f.matches(&c), nil
 	}
 }
 
@@ -161,6 +172,31 @@ func (c *Comment) item(version int64) store.Item {
 		GSI2PK: BlogPartition(c.BlogID), GSI2SK: sk,
 		Version: version, Data: records.Encode(c),
 	}
+}
+
+// Index entry partitions: a status's comments, and the unpublished ones
+// (every status but published), both counted.
+var unpublishedPartition = records.ExactPartition(partition, "published", "false")
+
+func statusPartition(status string) string { return records.ExactPartition(partition, "status", status) }
+
+// entries are the comment's index entries.
+func (c *Comment) entries() []records.Entry {
+	sk := records.IDSK(c.ID)
+	es := []records.Entry{{Partition: statusPartition(c.Status), SK: sk, Counted: true}}
+	if c.Status != StatusPublished {
+		es = append(es, records.Entry{Partition: unpublishedPartition, SK: sk, Counted: true})
+	}
+	return es
+}
+
+// Rewrite is the writes replacing a comment read at version (old) by next,
+// with its index entries: the comment first, as records.Update requires.
+// Every change of a stored comment goes through it (tests and tools that
+// set states the API does not produce included), so entries never lag.
+func Rewrite(old, next *Comment, version int64) []store.Op {
+	it := next.item(version + 1)
+	return append([]store.Op{store.Put(it, store.IfVersion, version)}, records.IndexOps(&it, old.entries(), next.entries())...)
 }
 
 // countOps adjust the counters of the comment's three partitions.
@@ -366,6 +402,7 @@ func DeleteOfArticleOps(ctx context.Context, st store.Store, articleID int64) ([
 		}
 		ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
 		ops = append(ops, c.countOps(-1)...)
+		ops = append(ops, records.IndexOps(nil, c.entries(), nil)...)
 	}
 	return ops, nil
 }

@@ -75,9 +75,9 @@ func edit(t *testing.T, e *apitest.Env, id int64, change func(c *comments.Commen
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err
 		}
+		old := c
 		change(&c)
-		it.Data = records.Encode(&c)
-		return []store.Op{records.PutNext(*it)}, nil
+		return comments.Rewrite(&old, &c, it.Version), nil
 	})
 	if err != nil {
 		t.Fatal(err)

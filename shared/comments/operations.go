@@ -21,8 +21,8 @@ type Service struct{ *platform.Deps }
 // offset and returning at most limit: one paged Query of the partition the
 // filter names (an article's, a blog's, or every comment).
 func (s Service) List(ctx context.Context, f *Filter, sinceID int64, offset, limit int) ([]Comment, error) {
-	q, _ := f.query(sinceID)
-	items, err := records.List(ctx, s.Store, q, f.matcher(), offset, limit)
+	q, rest := f.query(sinceID)
+	items, err := records.List(ctx, s.Store, q, rest.matcher(), offset, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -32,10 +32,10 @@ func (s Service) List(ctx context.Context, f *Filter, sinceID int64, offset, lim
 // Count counts the matching comments: the partition's sharded counter when
 // the partition is the whole filter, else a walk of it.
 func (s Service) Count(ctx context.Context, f *Filter) (int, error) {
-	q, counter := f.query(0)
-	match := f.matcher()
+	q, rest := f.query(0)
+	match := rest.matcher()
 	if match == nil {
-		return records.Count(ctx, s.Store, counter)
+		return records.Count(ctx, s.Store, q.PK)
 	}
 	return records.CountMatching(ctx, s.Store, q, match)
 }
@@ -122,8 +122,10 @@ func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment,
 	const checkArticle = 1
 	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		c.ID = id
-		ops := []store.Op{store.Put(c.item(1), store.IfAbsent, 0), store.Check(articleKey(article.ID), store.IfPresent, 0)}
+		it := c.item(1)
+		ops := []store.Op{store.Put(it, store.IfAbsent, 0), store.Check(articleKey(article.ID), store.IfPresent, 0)}
 		ops = append(ops, c.countOps(1)...)
+		ops = append(ops, records.IndexOps(&it, nil, c.entries())...)
 		ev := events.New(s.IDs, subject(id, blog, article), events.Create, excerpt(c.Body), app.Name)
 		return append(ops, events.Ops(ev)...), nil
 	})
@@ -146,6 +148,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err
 		}
+		old := c
 		var v admin.Validation
 		at, publish := in.apply(&v, &c, false, loc)
 		if err := v.Err(); err != nil {
@@ -155,7 +158,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 			c.PublishedAt, c.Status = at, StatusPublished
 		}
 		c.UpdatedAt = admin.Now()
-		return []store.Op{records.PutNext(c.item(it.Version))}, nil
+		return Rewrite(&old, &c, it.Version), nil
 	})
 	if err != nil {
 		return Comment{}, err
@@ -202,6 +205,7 @@ func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, er
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err
 		}
+		old := c
 		changed, err := a.apply(&c, admin.Now())
 		if err != nil {
 			return nil, err
@@ -209,7 +213,7 @@ func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, er
 		if !changed {
 			return nil, errUnchanged
 		}
-		return []store.Op{records.PutNext(c.item(it.Version))}, nil
+		return Rewrite(&old, &c, it.Version), nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return Comment{}, err
