@@ -178,7 +178,9 @@ func (c *Comment) item(version int64) store.Item {
 // (every status but published), both counted.
 var unpublishedPartition = records.ExactPartition(partition, "published", "false")
 
-func statusPartition(status string) string { return records.ExactPartition(partition, "status", status) }
+func statusPartition(status string) string {
+	return records.ExactPartition(partition, "status", status)
+}
 
 // entries are the comment's index entries.
 func (c *Comment) entries() []records.Entry {
