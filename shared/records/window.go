@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"slices"
+	"sort"
 
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -58,7 +59,7 @@ func ListWindow(ctx context.Context, st store.Store, q store.Query, match Matche
 		span.Before, span.After = w.Cursor.Key != "" || w.Offset > 0, more
 	}
 	if len(items) > 0 {
-		span.First, span.Last = items[0].SK, items[len(items)-1].SK
+		span.First, span.Last = SortKey(&items[0], q.Index), SortKey(&items[len(items)-1], q.Index)
 	} else {
 		// An empty page (its items deleted since) still leads back to where
 		// the client came from, and nowhere beyond.
@@ -70,6 +71,18 @@ func ListWindow(ctx context.Context, st store.Store, q store.Query, match Matche
 		}
 	}
 	return items, span, nil
+}
+
+// SortKey is an item's sort key in index (store.Table, GSI1 or GSI2): the
+// key a cursor continues from when a list reads that index.
+func SortKey(it *store.Item, index string) string {
+	switch index {
+	case store.GSI1:
+		return it.GSI1SK
+	case store.GSI2:
+		return it.GSI2SK
+	}
+	return it.SK
 }
 
 // continueAfter narrows q to the keys after key in q's order, or, with
@@ -89,6 +102,41 @@ func continueAfter(q store.Query, key string, back bool) store.Query {
 		q.Before = key
 	}
 	return q
+}
+
+// SliceWindow is ListWindow for a list read whole and ordered in memory:
+// all is the list in its order, key gives each item's sort key, ascending
+// in that order (unique). A cursor continues after (or before) its key
+// whether or not an item still has it; Before and After are exact.
+func SliceWindow[T any](all []T, key func(*T) string, w Window) ([]T, Span) {
+	back := w.Cursor.Back && w.Cursor.Key != ""
+	lo, hi := 0, len(all)
+	if w.Cursor.Key != "" {
+		if back {
+			hi = sort.Search(len(all), func(i int) bool { return key(&all[i]) >= w.Cursor.Key })
+		} else {
+			lo = sort.Search(len(all), func(i int) bool { return key(&all[i]) > w.Cursor.Key })
+		}
+	}
+	start, end := min(lo+w.Offset, hi), hi
+	if back {
+		start = max(lo, hi-w.Limit)
+	} else {
+		end = min(start+w.Limit, hi)
+	}
+	page := all[start:end]
+	span := Span{Before: start > 0, After: end < len(all)}
+	if len(page) > 0 {
+		span.First, span.Last = key(&page[0]), key(&page[len(page)-1])
+	} else {
+		span.First, span.Last = w.Cursor.Key, w.Cursor.Key
+		if back {
+			span.Before = false
+		} else {
+			span.After = false
+		}
+	}
+	return page, span
 }
 
 // Spanned is a page of records with where it lies.
