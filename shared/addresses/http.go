@@ -42,11 +42,11 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	as, err := h.List(r.Context(), cid, pg.SinceID, pg.Offset(), pg.Limit)
+	as, span, err := h.List(r.Context(), cid, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteList(w, plural, as, pg.Fields)
+	return httpapi.WritePaged(w, r, plural, as, pg, span)
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) error {

@@ -129,35 +129,36 @@ func (s Service) notify(ctx context.Context, c map[string]json.RawMessage, addrs
 	return outbox.Notify(ctx, s.Store, s.IDs, TopicCustomerUpdate, "customer", payload)
 }
 
-// List returns a page of a customer's addresses in id order after sinceID.
-func (s Service) List(ctx context.Context, cid, sinceID int64, offset, limit int) ([]Address, error) {
+// List returns the window of a customer's addresses in id order after
+// sinceID, and where it lies.
+func (s Service) List(ctx context.Context, cid, sinceID int64, w records.Window) ([]Address, records.Span, error) {
 	if _, err := s.customer(ctx, cid); err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	id, _, present, err := s.defaultOf(ctx, cid)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	q := store.Query{PK: partition(cid)}
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
+	items, span, err := records.ListWindow(ctx, s.Store, q, nil, w)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	out := make([]Address, 0, len(items))
 	for i := range items {
 		a, err := decode(&items[i])
 		if err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
 		if present {
 			a.Default = a.ID == id
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	return out, span, nil
 }
 
 // Get returns one of a customer's addresses.

@@ -22,34 +22,40 @@ import (
 // so that an unknown blog is 404 before anything else of the request.
 type Service struct{ *platform.Deps }
 
-// List returns the blog's matching articles, newest first (ascending from
-// sinceID when given), skipping offset and returning at most limit. A
-// handle names at most one article, found through its guard; other filters
-// are checked on each article of the blog's partition read.
-func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64, offset, limit int) ([]Article, error) {
+// List returns the window of the blog's matching articles, newest first
+// (ascending from sinceID when given), and where it lies. A handle names at
+// most one article, found through its guard (a page without neighbours);
+// other filters are checked on each article of the blog's partition read.
+func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64, w records.Window) ([]Article, records.Span, error) {
 	if f.Handle != "" {
-		id, err := handles.Owner(ctx, s.Store, HandleNamespace(blog.ID), f.Handle)
-		if err != nil || id == 0 || id <= sinceID || offset > 0 {
-			return nil, err
+		a, err := s.byHandle(ctx, blog, f, sinceID)
+		if err != nil || a == nil || w.Offset > 0 || w.Cursor.Key != "" {
+			return nil, records.Span{}, err
 		}
-		a, err := Lookup(ctx, s.Store, id)
-		if admin.ErrorCode(err) == admin.ENOTFOUND {
-			return nil, nil
-		}
-		if err != nil || a.BlogID != blog.ID || !f.matches(a) {
-			return nil, err
-		}
-		return []Article{*a}, nil
+		return []Article{*a}, records.Span{}, nil
 	}
 	q := store.Query{Index: store.GSI1, PK: BlogIndex(blog.ID), Desc: true}
 	if sinceID > 0 {
 		q.After, q.Desc = records.IDSK(sinceID), false
 	}
-	items, err := records.List(ctx, s.Store, q, f.matcher(), offset, limit)
-	if err != nil {
+	return records.Spanned[Article](records.ListWindow(ctx, s.Store, q, f.matcher(), w))
+}
+
+// byHandle is the blog's article the filter's handle names if it matches
+// the other filters and comes after sinceID, else nil.
+func (s Service) byHandle(ctx context.Context, blog *Blog, f *Filter, sinceID int64) (*Article, error) {
+	id, err := handles.Owner(ctx, s.Store, HandleNamespace(blog.ID), f.Handle)
+	if err != nil || id == 0 || id <= sinceID {
 		return nil, err
 	}
-	return records.DecodeAll[Article](items)
+	a, err := Lookup(ctx, s.Store, id)
+	if admin.ErrorCode(err) == admin.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil || a.BlogID != blog.ID || !f.matches(a) {
+		return nil, err
+	}
+	return a, nil
 }
 
 // Count counts the blog's matching articles: the sharded counter without
@@ -61,8 +67,11 @@ func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) 
 	case f.empty():
 		return records.Count(ctx, s.Store, BlogIndex(blog.ID))
 	case f.Handle != "":
-		list, err := s.List(ctx, blog, f, 0, 0, 1)
-		return len(list), err
+		a, err := s.byHandle(ctx, blog, f, 0)
+		if a == nil {
+			return 0, err
+		}
+		return 1, err
 	default:
 		return records.CountMatching(ctx, s.Store, store.Query{Index: store.GSI1, PK: BlogIndex(blog.ID)}, f.matcher())
 	}

@@ -54,7 +54,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cs, err := h.List(ctx, admin.AppFrom(ctx).ID, p.SinceID, p.Offset(), p.Limit)
+	cs, span, err := h.List(ctx, admin.AppFrom(ctx).ID, p.SinceID, p.Window())
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	for i := range cs {
 		views[i] = cs[i].View(b, now, loc)
 	}
-	return httpapi.WriteList(w, plural, views, p.Fields)
+	return httpapi.WritePaged(w, r, plural, views, p, span)
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) error {

@@ -48,18 +48,14 @@ func (s Service) Get(ctx context.Context, appID, id int64) (Charge, error) {
 	return c, err
 }
 
-// List returns the app's charges after sinceID in id order, skipping
-// offset and returning at most limit: one query of its partition.
-func (s Service) List(ctx context.Context, appID, sinceID int64, offset, limit int) ([]Charge, error) {
+// List returns the window of the app's charges after sinceID in id order,
+// and where it lies: one query of its partition.
+func (s Service) List(ctx context.Context, appID, sinceID int64, w records.Window) ([]Charge, records.Span, error) {
 	q := store.Query{PK: Partition(appID)}
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Charge](items)
+	return records.Spanned[Charge](records.ListWindow(ctx, s.Store, q, nil, w))
 }
 
 // statusError is the 422 of a transition the charge's status does not allow.

@@ -114,21 +114,30 @@ func Linked(ctx context.Context, st store.Store, collectionID, productID int64) 
 	return err == nil, err
 }
 
-// EachCollectionOf calls fn with the id of every custom collection holding
-// the product, in collection id order from after the given id: one paged
-// Query of the product's index partition. fn may return records.Stop.
-func EachCollectionOf(ctx context.Context, st store.Store, productID, after int64, fn func(collectionID int64) error) error {
+// CollectionsOf returns the window w of the ids of the custom collections
+// holding the product that keep accepts, in collection id order from after
+// the given id, and where it lies: one paged Query of the product's index
+// partition, whose sort key is the collection id.
+func CollectionsOf(ctx context.Context, st store.Store, productID, after int64, keep func(collectionID int64) (bool, error), w records.Window) ([]int64, records.Span, error) {
 	q := store.Query{Index: store.GSI2, PK: ProductIndex(productID)}
 	if after > 0 {
 		q.After = records.IDSK(after)
 	}
-	return records.Each(ctx, st, q, func(it *store.Item) error {
-		var c Collect
-		if err := records.Decode(it, &c); err != nil {
-			return err
+	items, span, err := records.ListWindow(ctx, st, q, func(it *store.Item) (bool, error) {
+		id, err := records.ParseIDSK(it.GSI2SK)
+		if err != nil {
+			return false, err
 		}
-		return fn(c.CollectionID)
-	})
+		return keep(id)
+	}, w)
+	if err != nil {
+		return nil, records.Span{}, err
+	}
+	out := make([]int64, len(items))
+	for i := range items {
+		out[i], _ = records.ParseIDSK(items[i].GSI2SK)
+	}
+	return out, span, nil
 }
 
 // Service holds the collect operations: plain functions of a context and
@@ -144,48 +153,48 @@ func (s Service) isCustom(ctx context.Context, id int64) (bool, error) {
 	return err == nil, err
 }
 
-// List returns the matching collects after sinceID, skipping offset and
-// returning at most limit, in the filter's order: a collection's by id
-// (creation), a product's by collection id; a smart collection's
-// memberships appear as read-only collects.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Collect, error) {
+// List returns the window of the matching collects after sinceID, and
+// where it lies, in the filter's order: a collection's by id (creation), a
+// product's by collection id; a smart collection's memberships appear as
+// read-only collects. A collection and a product name at most one collect
+// (a page without neighbours); a product's collects and smart memberships
+// are read whole (one Query of each index partition) and paged in memory,
+// a cursor's key being the collection id.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Collect, records.Span, error) {
 	q := store.Query{PK: Partition}
 	switch {
 	case f.CollectionID != 0 && f.ProductID != 0:
 		c, err := s.lookupPair(ctx, f.CollectionID, f.ProductID)
-		if err != nil || c == nil || c.ID <= sinceID || offset > 0 {
-			return nil, err
+		if err != nil || c == nil || c.ID <= sinceID || w.Offset > 0 || w.Cursor.Key != "" {
+			return nil, records.Span{}, err
 		}
-		return []Collect{*c}, nil
+		return []Collect{*c}, records.Span{}, nil
 	case f.ProductID != 0:
 		all, err := s.ofProduct(ctx, f.ProductID)
 		if err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
 		all = slices.DeleteFunc(all, func(c Collect) bool { return c.ID <= sinceID })
-		return all[min(offset, len(all)):min(offset+limit, len(all))], nil
+		page, span := records.SliceWindow(all, func(c *Collect) string { return records.IDSK(c.CollectionID) }, w)
+		return page, span, nil
 	case f.CollectionID != 0:
 		custom, err := s.isCustom(ctx, f.CollectionID)
 		if err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
 		if !custom {
-			ms, err := smartcollections.Members(ctx, s.Store, f.CollectionID, sinceID, offset, limit)
+			ms, span, err := smartcollections.Members(ctx, s.Store, f.CollectionID, sinceID, w)
 			if err != nil {
-				return nil, err
+				return nil, records.Span{}, err
 			}
-			return fromMembers(ms), nil
+			return fromMembers(ms), span, nil
 		}
 		q = store.Query{Index: store.GSI1, PK: CollectionIndex(f.CollectionID)}
 	}
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Collect](items)
+	return records.Spanned[Collect](records.ListWindow(ctx, s.Store, q, nil, w))
 }
 
 // lookupPair finds the collect (or smart membership) of a product in a

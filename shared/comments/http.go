@@ -83,14 +83,14 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	comments, err := h.List(r.Context(), &f, pg.SinceID, pg.Offset(), pg.Limit)
+	comments, span, err := h.List(r.Context(), &f, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
 	for i := range comments {
 		present(&comments[i], shop)
 	}
-	return httpapi.WriteList(w, plural, comments, pg.Fields)
+	return httpapi.WritePaged(w, r, plural, comments, pg, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

@@ -17,16 +17,12 @@ import (
 // typed input.
 type Service struct{ *platform.Deps }
 
-// List returns the matching comments in id order after sinceID, skipping
-// offset and returning at most limit: one paged Query of the partition the
-// filter names (an article's, a blog's, or every comment).
-func (s Service) List(ctx context.Context, f *Filter, sinceID int64, offset, limit int) ([]Comment, error) {
+// List returns the window of the matching comments in id order after
+// sinceID, and where it lies: one paged Query of the partition the filter
+// names (an article's, a blog's, a status's, or every comment).
+func (s Service) List(ctx context.Context, f *Filter, sinceID int64, w records.Window) ([]Comment, records.Span, error) {
 	q, rest := f.query(sinceID)
-	items, err := records.List(ctx, s.Store, q, rest.matcher(), offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Comment](items)
+	return records.Spanned[Comment](records.ListWindow(ctx, s.Store, q, rest.matcher(), w))
 }
 
 // Count counts the matching comments: the partition's sharded counter when

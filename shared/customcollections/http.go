@@ -51,14 +51,14 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.List(r.Context(), &f, pg.SinceID, pg.Offset(), pg.Limit)
+	list, span, err := h.List(r.Context(), &f, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
 	for i := range list {
 		present(&list[i], shop)
 	}
-	return httpapi.WriteList(w, plural, list, pg.Fields)
+	return httpapi.WritePaged(w, r, plural, list, pg, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

@@ -36,48 +36,38 @@ func (s Service) lookup(ctx context.Context, id int64) (*collection.Record, erro
 	return &r, nil
 }
 
-// List returns the matching collections in id order after sinceID,
-// skipping offset and returning at most limit. A handle names at most one
-// collection, found through its guard; product_id reads the product's
-// collects (one Query of its index partition, sorted by collection id) and
-// each of their collections; other filters are checked on each collection read.
-func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, offset, limit int) ([]collection.Collection, error) {
+// List returns the window of the matching collections in id order after
+// sinceID, and where it lies. A handle names at most one collection, found
+// through its guard (a page without neighbours); product_id reads the
+// product's collects (one Query of its index partition, sorted by
+// collection id) and checks each of their collections; other filters are
+// checked on each collection read.
+func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, w records.Window) ([]collection.Collection, records.Span, error) {
 	if f.Handle != "" {
-		id, err := handles.Owner(ctx, s.Store, collection.HandleNamespace, f.Handle)
-		if err != nil || id == 0 || id <= sinceID || offset > 0 {
-			return nil, err
+		r, err := s.byHandle(ctx, f, sinceID)
+		if err != nil || r == nil || w.Offset > 0 || w.Cursor.Key != "" {
+			return nil, records.Span{}, err
 		}
-		r, err := s.lookup(ctx, id) // nil for a smart collection's handle
-		if err != nil || r == nil || !matches(f, r) {
-			return nil, err
-		}
-		if f.ProductID != 0 {
-			if in, err := collects.Linked(ctx, s.Store, id, f.ProductID); err != nil || !in {
-				return nil, err
-			}
-		}
-		return []collection.Collection{r.Collection}, nil
+		return []collection.Collection{r.Collection}, records.Span{}, nil
 	}
 	if f.ProductID != 0 {
-		var out []collection.Collection
-		err := collects.EachCollectionOf(ctx, s.Store, f.ProductID, sinceID, func(collectionID int64) error {
+		found := map[int64]*collection.Record{}
+		ids, span, err := collects.CollectionsOf(ctx, s.Store, f.ProductID, sinceID, func(collectionID int64) (bool, error) {
 			r, err := s.lookup(ctx, collectionID)
 			if err != nil || r == nil || !matches(f, r) {
-				return err
+				return false, err
 			}
-			if offset > 0 {
-				offset--
-				return nil
-			}
-			if out = append(out, r.Collection); len(out) == limit {
-				return records.Stop
-			}
-			return nil
-		})
-		if err != nil && err != records.Stop {
-			return nil, err
+			found[collectionID] = r
+			return true, nil
+		}, w)
+		if err != nil {
+			return nil, records.Span{}, err
 		}
-		return out, nil
+		out := make([]collection.Collection, len(ids))
+		for i, id := range ids {
+			out[i] = found[id].Collection
+		}
+		return out, span, nil
 	}
 	q := store.Query{PK: collection.Partition}
 	if sinceID > 0 {
@@ -93,19 +83,38 @@ func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, 
 			return matches(f, &r), nil
 		}
 	}
-	items, err := records.List(ctx, s.Store, q, match, offset, limit)
+	items, span, err := records.ListWindow(ctx, s.Store, q, match, w)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	recs, err := records.DecodeAll[collection.Record](items)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	out := make([]collection.Collection, len(recs))
 	for i := range recs {
 		out[i] = recs[i].Collection
 	}
-	return out, nil
+	return out, span, nil
+}
+
+// byHandle is the custom collection the filter's handle names if it comes
+// after sinceID and passes the other filters (product_id too), else nil.
+func (s Service) byHandle(ctx context.Context, f *collection.Filter, sinceID int64) (*collection.Record, error) {
+	id, err := handles.Owner(ctx, s.Store, collection.HandleNamespace, f.Handle)
+	if err != nil || id == 0 || id <= sinceID {
+		return nil, err
+	}
+	r, err := s.lookup(ctx, id) // nil for a smart collection's handle
+	if err != nil || r == nil || !matches(f, r) {
+		return nil, err
+	}
+	if f.ProductID != 0 {
+		if in, err := collects.Linked(ctx, s.Store, id, f.ProductID); err != nil || !in {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // Count counts the matching collections (it takes every filter of the
@@ -114,7 +123,14 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 	if f.Empty() {
 		return records.Count(ctx, s.Store, collection.Partition)
 	}
-	list, err := s.List(ctx, f, 0, 0, 1<<31-1)
+	if f.Handle != "" {
+		r, err := s.byHandle(ctx, f, 0)
+		if r == nil {
+			return 0, err
+		}
+		return 1, err
+	}
+	list, _, err := s.List(ctx, f, 0, records.Window{Limit: 1<<31 - 2})
 	return len(list), err
 }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -37,18 +36,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := webhooks.Lookup(ctx, h.Store, app.ID, id); err != nil {
-		return err
-	}
-	q := store.Query{PK: AttemptPartition(id), Desc: true}
-	if p.SinceID > 0 {
-		q = store.Query{PK: AttemptPartition(id), After: records.IDSK(p.SinceID)}
-	}
-	items, err := records.List(ctx, h.Store, q, nil, p.Offset(), p.Limit)
-	if err != nil {
-		return err
-	}
-	attempts, err := records.DecodeAll[Attempt](items)
+	attempts, span, err := Attempts(ctx, h.Store, app.ID, id, p.SinceID, p.Window())
 	if err != nil {
 		return err
 	}
@@ -56,7 +44,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	for i := range attempts {
 		attempts[i].CreatedAt = attempts[i].CreatedAt.In(loc)
 	}
-	return httpapi.WriteList(w, "deliveries", attempts, p.Fields)
+	return httpapi.WritePaged(w, r, "deliveries", attempts, p, span)
 }
 
 // redeliver queues a dead-lettered delivery again, as a fresh first

@@ -96,7 +96,7 @@ func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Wi
 	if err != nil {
 		return nil, records.Span{}, err
 	}
-	items, span := w.Span(items)
+	items, span := w.Span(items, qs[0].Index)
 	return records.Spanned[Event](items, span, nil)
 }
 

@@ -197,14 +197,14 @@ func (h handler) list(p ownerPath) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		ms, err := h.List(r.Context(), o, &f, pg.SinceID, pg.Offset(), pg.Limit)
+		ms, span, err := h.List(r.Context(), o, &f, pg.SinceID, pg.Window())
 		if err != nil {
 			return err
 		}
 		for i := range ms {
 			Present(&ms[i], shop.Location())
 		}
-		return httpapi.WriteList(w, plural, ms, pg.Fields)
+		return httpapi.WritePaged(w, r, plural, ms, pg, span)
 	}
 }
 

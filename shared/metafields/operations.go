@@ -154,21 +154,17 @@ func allowed(ctx context.Context, resource string, write bool) error {
 	return admin.ScopeRequired(ScopeOf(resource), write)
 }
 
-// List returns an owner's metafields after sinceID that pass f, skipping
-// offset: one Query of the owner's index partition.
-func (s Service) List(ctx context.Context, o Owner, f *Filter, sinceID int64, offset, limit int) ([]Metafield, error) {
+// List returns the window of an owner's metafields after sinceID that pass
+// f, and where it lies: one Query of the owner's index partition.
+func (s Service) List(ctx context.Context, o Owner, f *Filter, sinceID int64, w records.Window) ([]Metafield, records.Span, error) {
 	if err := s.check(ctx, o, false); err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	q := store.Query{Index: store.GSI1, PK: OwnerPartition(o.Resource, o.ID)}
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	items, err := records.List(ctx, s.Store, q, matcher(f), offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Metafield](items)
+	return records.Spanned[Metafield](records.ListWindow(ctx, s.Store, q, matcher(f), w))
 }
 
 // Count returns how many of an owner's metafields pass f.

@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"slices"
+	"sort"
 
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -42,7 +43,7 @@ func ListWindow(ctx context.Context, st store.Store, q store.Query, match Matche
 	if err != nil {
 		return nil, Span{}, err
 	}
-	items, span := w.Span(items)
+	items, span := w.Span(items, q.Index)
 	return items, span, nil
 }
 
@@ -65,8 +66,8 @@ func (c Cursor) Apply(q store.Query) store.Query {
 }
 
 // Span turns the up to Limit+1 items read for w (through w.Cursor.Apply)
-// into the page, in list order, and where it lies.
-func (w Window) Span(items []store.Item) ([]store.Item, Span) {
+// from index into the page, in list order, and where it lies.
+func (w Window) Span(items []store.Item, index string) ([]store.Item, Span) {
 	back := w.Cursor.Back && w.Cursor.Key != ""
 	more := len(items) > w.Limit
 	if more {
@@ -80,7 +81,7 @@ func (w Window) Span(items []store.Item) ([]store.Item, Span) {
 		span.Before, span.After = w.Cursor.Key != "" || w.Offset > 0, more
 	}
 	if len(items) > 0 {
-		span.First, span.Last = items[0].SK, items[len(items)-1].SK
+		span.First, span.Last = SortKey(&items[0], index), SortKey(&items[len(items)-1], index)
 	} else {
 		// An empty page (its items deleted since) still leads back to where
 		// the client came from, and nowhere beyond.
@@ -92,6 +93,53 @@ func (w Window) Span(items []store.Item) ([]store.Item, Span) {
 		}
 	}
 	return items, span
+}
+
+// SortKey is an item's sort key in index (store.Table, GSI1 or GSI2): the
+// key a cursor continues from when a list reads that index.
+func SortKey(it *store.Item, index string) string {
+	switch index {
+	case store.GSI1:
+		return it.GSI1SK
+	case store.GSI2:
+		return it.GSI2SK
+	}
+	return it.SK
+}
+
+// SliceWindow is ListWindow for a list read whole and ordered in memory:
+// all is the list in its order, key gives each item's sort key, ascending
+// in that order (unique). A cursor continues after (or before) its key
+// whether or not an item still has it; Before and After are exact.
+func SliceWindow[T any](all []T, key func(*T) string, w Window) ([]T, Span) {
+	back := w.Cursor.Back && w.Cursor.Key != ""
+	lo, hi := 0, len(all)
+	if w.Cursor.Key != "" {
+		if back {
+			hi = sort.Search(len(all), func(i int) bool { return key(&all[i]) >= w.Cursor.Key })
+		} else {
+			lo = sort.Search(len(all), func(i int) bool { return key(&all[i]) > w.Cursor.Key })
+		}
+	}
+	start, end := min(lo+w.Offset, hi), hi
+	if back {
+		start = max(lo, hi-w.Limit)
+	} else {
+		end = min(start+w.Limit, hi)
+	}
+	page := all[start:end]
+	span := Span{Before: start > 0, After: end < len(all)}
+	if len(page) > 0 {
+		span.First, span.Last = key(&page[0]), key(&page[len(page)-1])
+	} else {
+		span.First, span.Last = w.Cursor.Key, w.Cursor.Key
+		if back {
+			span.Before = false
+		} else {
+			span.After = false
+		}
+	}
+	return page, span
 }
 
 // Spanned is a page of records with where it lies.

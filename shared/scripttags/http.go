@@ -49,14 +49,14 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tags, err := h.List(r.Context(), f, p.SinceID, p.Offset(), p.Limit)
+	tags, span, err := h.List(r.Context(), f, p.SinceID, p.Window())
 	if err != nil {
 		return err
 	}
 	for i := range tags {
 		present(&tags[i], shop)
 	}
-	return httpapi.WriteList(w, plural, tags, p.Fields)
+	return httpapi.WritePaged(w, r, plural, tags, p, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

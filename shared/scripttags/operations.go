@@ -46,14 +46,10 @@ func (f *Filter) matcher() records.Matcher {
 	}
 }
 
-// List returns the app's matching tags in id order after sinceID, skipping
-// offset and returning at most limit.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]ScriptTag, error) {
-	items, err := records.List(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[ScriptTag](items)
+// List returns the window of the app's matching tags in id order after
+// sinceID, and where it lies.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]ScriptTag, records.Span, error) {
+	return records.Spanned[ScriptTag](records.ListWindow(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), w))
 }
 
 // Count counts the app's matching tags (unfiltered: its counter).

@@ -507,10 +507,10 @@ func MemberOf(ctx context.Context, st store.Store, collectionID, productID int64
 	return &m, nil
 }
 
-// Members returns the collection's memberships in product id order whose
-// own id is after sinceID, skipping offset and returning at most limit: a
-// paged Query of the collection's membership partition.
-func Members(ctx context.Context, st store.Store, collectionID, sinceID int64, offset, limit int) ([]Member, error) {
+// Members returns the window of the collection's memberships in product id
+// order whose own id is after sinceID, and where it lies: a paged Query of
+// the collection's membership partition.
+func Members(ctx context.Context, st store.Store, collectionID, sinceID int64, w records.Window) ([]Member, records.Span, error) {
 	var match records.Matcher
 	if sinceID > 0 {
 		match = func(it *store.Item) (bool, error) {
@@ -519,11 +519,7 @@ func Members(ctx context.Context, st store.Store, collectionID, sinceID int64, o
 			return m.ID > sinceID, err
 		}
 	}
-	items, err := records.List(ctx, st, store.Query{PK: MemberPartition(collectionID)}, match, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[Member](items)
+	return records.Spanned[Member](records.ListWindow(ctx, st, store.Query{PK: MemberPartition(collectionID)}, match, w))
 }
 
 // MembershipsOf returns every membership of the product, by collection id:

@@ -20,89 +20,92 @@ import (
 // context and typed input. Membership (membership.go) follows each change.
 type Service struct{ *platform.Deps }
 
-// List returns the matching collections in id order after sinceID,
-// skipping offset and returning at most limit. A handle names at most one
-// collection, found through its guard (it may be a custom collection's,
-// then nothing is found); product_id reads the product's memberships
-// (GSI2) and each of those collections; otherwise the partition is read.
-// The created_at filters are ignored (ownFilter).
-func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, offset, limit int) ([]SmartCollection, error) {
+// List returns the window of the matching collections in id order after
+// sinceID, and where it lies. A handle names at most one collection, found
+// through its guard (it may be a custom collection's, then nothing is
+// found; a page without neighbours); product_id reads the product's
+// memberships (GSI2, by collection id) and checks each of those
+// collections; otherwise the partition is read. The created_at filters are
+// ignored (ownFilter).
+func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, w records.Window) ([]SmartCollection, records.Span, error) {
 	f = ownFilter(f)
-	var ids []int64
 	switch {
 	case f.Handle != "":
-		id, err := handles.Owner(ctx, s.Store, HandleNamespace, f.Handle)
-		if err != nil || id == 0 || id <= sinceID || offset > 0 {
-			return nil, err
+		c, err := s.byHandle(ctx, f, sinceID)
+		if err != nil || c == nil || w.Offset > 0 || w.Cursor.Key != "" {
+			return nil, records.Span{}, err
 		}
-		if f.ProductID != 0 {
-			if m, err := MemberOf(ctx, s.Store, id, f.ProductID); err != nil || m == nil {
-				return nil, err
-			}
-		}
-		ids = []int64{id}
+		return []SmartCollection{*c}, records.Span{}, nil
 	case f.ProductID != 0:
 		q := store.Query{Index: store.GSI2, PK: ProductMembersIndex(f.ProductID)}
 		if sinceID > 0 {
 			q.After = records.IDSK(sinceID)
 		}
-		err := scanQuery(ctx, s.Store, q, func(it *store.Item) error {
+		found := map[int64]*SmartCollection{}
+		items, span, err := records.ListWindow(ctx, s.Store, q, func(it *store.Item) (bool, error) {
 			id, err := records.ParseIDSK(it.GSI2SK)
-			if err == nil {
-				ids = append(ids, id)
+			if err != nil {
+				return false, err
 			}
-			return err
-		})
+			c, err := Lookup(ctx, s.Store, id)
+			if admin.ErrorCode(err) == admin.ENOTFOUND {
+				return false, nil // a collection being deleted
+			}
+			if err != nil || !matches(f, c) {
+				return false, err
+			}
+			found[id] = c
+			return true, nil
+		}, w)
 		if err != nil {
-			return nil, err
-		}
-	default:
-		q := store.Query{PK: Partition}
-		if sinceID > 0 {
-			q.After = records.IDSK(sinceID)
-		}
-		items, err := records.List(ctx, s.Store, q, filterMatcher(f), offset, limit)
-		if err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
 		out := make([]SmartCollection, 0, len(items))
 		for i := range items {
-			r, err := decode(&items[i])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r.SmartCollection)
+			id, _ := records.ParseIDSK(items[i].GSI2SK)
+			out = append(out, *found[id])
 		}
-		return out, nil
+		return out, span, nil
 	}
-	var out []SmartCollection
-	for _, id := range ids {
-		c, err := Lookup(ctx, s.Store, id)
-		if admin.ErrorCode(err) == admin.ENOTFOUND {
-			continue // a custom collection's handle, or a collection being deleted
-		}
+	q := store.Query{PK: Partition}
+	if sinceID > 0 {
+		q.After = records.IDSK(sinceID)
+	}
+	items, span, err := records.ListWindow(ctx, s.Store, q, filterMatcher(f), w)
+	if err != nil {
+		return nil, records.Span{}, err
+	}
+	out := make([]SmartCollection, 0, len(items))
+	for i := range items {
+		r, err := decode(&items[i])
 		if err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
-		if !matches(f, c) {
-			continue
-		}
-		if offset > 0 {
-			offset--
-			continue
-		}
-		out = append(out, *c)
-		if len(out) == limit {
-			break
-		}
+		out = append(out, r.SmartCollection)
 	}
-	return out, nil
+	return out, span, nil
 }
 
-// scanQuery reads every page of q.
-func scanQuery(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
-	q.Limit = scanPage
-	return records.Each(ctx, st, q, fn)
+// byHandle is the collection the filter's handle names if it is a smart
+// one after sinceID passing the other filters (product_id too), else nil.
+func (s Service) byHandle(ctx context.Context, f *collection.Filter, sinceID int64) (*SmartCollection, error) {
+	id, err := handles.Owner(ctx, s.Store, HandleNamespace, f.Handle)
+	if err != nil || id == 0 || id <= sinceID {
+		return nil, err
+	}
+	if f.ProductID != 0 {
+		if m, err := MemberOf(ctx, s.Store, id, f.ProductID); err != nil || m == nil {
+			return nil, err
+		}
+	}
+	c, err := Lookup(ctx, s.Store, id)
+	if admin.ErrorCode(err) == admin.ENOTFOUND {
+		return nil, nil // a custom collection's handle, or a collection being deleted
+	}
+	if err != nil || !matches(f, c) {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Count counts the matching collections (every filter of the list but
@@ -113,8 +116,14 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 	switch {
 	case f.Empty():
 		return records.Count(ctx, s.Store, Partition)
-	case f.Handle != "" || f.ProductID != 0:
-		list, err := s.List(ctx, f, 0, 0, 1<<31-1)
+	case f.Handle != "":
+		c, err := s.byHandle(ctx, f, 0)
+		if c == nil {
+			return 0, err
+		}
+		return 1, err
+	case f.ProductID != 0:
+		list, _, err := s.List(ctx, f, 0, records.Window{Limit: 1<<31 - 2})
 		return len(list), err
 	default:
 		return records.CountMatching(ctx, s.Store, store.Query{PK: Partition}, filterMatcher(f))

@@ -31,7 +31,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ts, err := h.List(r.Context(), oid, pg.SinceID, pg.Offset(), pg.Limit)
+	ts, span, err := h.List(r.Context(), oid, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	for i := range ts {
 		ts[i].CreatedAt = ts[i].CreatedAt.In(loc)
 	}
-	return httpapi.WriteList(w, plural, ts, pg.Fields)
+	return httpapi.WritePaged(w, r, plural, ts, pg, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

@@ -58,29 +58,29 @@ func (s Service) getOrder(ctx context.Context, id int64) (order, error) {
 	return o, nil
 }
 
-// List returns an order's transactions in id order (creation order) after
-// sinceID, skipping offset and returning at most limit: one Query of the
-// key range, reading only the page.
-func (s Service) List(ctx context.Context, orderID, sinceID int64, offset, limit int) ([]Transaction, error) {
+// List returns the window of an order's transactions in id order
+// (creation order) after sinceID, and where it lies: one Query of the key
+// range, reading only the page.
+func (s Service) List(ctx context.Context, orderID, sinceID int64, w records.Window) ([]Transaction, records.Span, error) {
 	o, err := s.getOrder(ctx, orderID)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	q := store.Query{PK: Partition(orderID)}
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	items, err := records.List(ctx, s.Store, q, nil, offset, limit)
+	items, span, err := records.ListWindow(ctx, s.Store, q, nil, w)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	out := make([]Transaction, len(items))
 	for i := range items {
 		if out[i], err = decode(&items[i], o.Currency); err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
 	}
-	return out, nil
+	return out, span, nil
 }
 
 // Count returns how many transactions an order has: its count shards.

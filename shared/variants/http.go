@@ -40,7 +40,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	vs, err := h.List(r.Context(), pid, pg.SinceID, pg.Offset(), pg.Limit)
+	vs, span, err := h.List(r.Context(), pid, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	for i := range vs {
 		present(&vs[i], loc)
 	}
-	return httpapi.WriteList(w, plural, vs, pg.Fields)
+	return httpapi.WritePaged(w, r, plural, vs, pg, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

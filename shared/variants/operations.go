@@ -26,36 +26,30 @@ import (
 // typed input, used by the handlers, the provider polls and the seed.
 type Service struct{ *platform.Deps }
 
-// List returns a product's variants in position order after sinceID,
-// skipping offset and returning at most limit.
-func (s Service) List(ctx context.Context, pid, sinceID int64, offset, limit int) ([]catalog.Variant, error) {
+// List returns the window of a product's variants in position order after
+// sinceID, and where it lies. A product's variants (at most
+// catalog.MaxVariants) are read whole and paged in memory; a cursor's key is
+// a position, so a page_info continues after the position its page ended
+// at (a variant moved or deleted meanwhile moves the rest with it).
+func (s Service) List(ctx context.Context, pid, sinceID int64, w records.Window) ([]catalog.Variant, records.Span, error) {
 	if _, err := catalog.GetProduct(ctx, s.Store, pid); err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	order, _, err := catalog.GetOrder(ctx, s.Store, pid)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	vs, err := s.variantsOf(ctx, pid, order)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
-	page := make([]catalog.Variant, 0, min(len(vs), limit))
-	for i := range vs {
-		if vs[i].ID <= sinceID {
-			continue
-		}
-		if offset > 0 {
-			offset--
-			continue
-		}
-		if len(page) == limit {
-			break
-		}
-		page = append(page, vs[i])
-	}
-	return page, nil
+	vs = slices.DeleteFunc(vs, func(v catalog.Variant) bool { return v.ID <= sinceID })
+	page, span := records.SliceWindow(vs, positionKey, w)
+	return page, span, nil
 }
+
+// positionKey is a variant's sort key in its product's list: its position.
+func positionKey(v *catalog.Variant) string { return records.IDSK(int64(v.Position)) }
 
 // Count returns how many variants a product has: its order item's length.
 func (s Service) Count(ctx context.Context, pid int64) (int, error) {

@@ -52,14 +52,14 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.List(r.Context(), f, p.SinceID, p.Offset(), p.Limit)
+	out, span, err := h.List(r.Context(), f, p.SinceID, p.Window())
 	if err != nil {
 		return err
 	}
 	for i := range out {
 		present(&out[i], shop)
 	}
-	return httpapi.WriteList(w, plural, out, p.Fields)
+	return httpapi.WritePaged(w, r, plural, out, p, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {

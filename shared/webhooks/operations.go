@@ -49,20 +49,20 @@ func (f *Filter) matcher() records.Matcher {
 	}
 }
 
-// List returns the app's matching webhooks in id order after sinceID,
-// skipping offset and returning at most limit.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, offset, limit int) ([]Webhook, error) {
-	items, err := records.List(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), offset, limit)
+// List returns the window of the app's matching webhooks in id order after
+// sinceID, and where it lies.
+func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Webhook, records.Span, error) {
+	items, span, err := records.ListWindow(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), w)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	out := make([]Webhook, len(items))
 	for i := range items {
 		if out[i], err = decode(&items[i]); err != nil {
-			return nil, err
+			return nil, records.Span{}, err
 		}
 	}
-	return out, nil
+	return out, span, nil
 }
 
 // Count counts the app's matching webhooks (unfiltered: its counter).
