@@ -79,6 +79,17 @@ func collectionsOfProduct(t *testing.T, e *apitest.Env) string {
 	return ""
 }
 
+// makePages creates 5 published pages titled "Same" (and their 5 create
+// events), once per Env.
+func makePages(t *testing.T, e *apitest.Env) string {
+	if n := e.Do("GET", "/web/pages/count.json?title=Same", nil).Expect(t, http.StatusOK).JSON(t)["count"]; n != 0.0 {
+		return ""
+	}
+	return create(t, e, "/web/pages.json", func(i int) any {
+		return map[string]any{"page": map[string]any{"title": "Same", "body_html": fmt.Sprint("<p>", i, "</p>")}}
+	})
+}
+
 var pagedLists = []pagedList{
 	{"/web/redirects.json", "redirects", func(t *testing.T, e *apitest.Env) string {
 		return create(t, e, "/web/redirects.json", func(i int) any {
@@ -175,6 +186,15 @@ var pagedLists = []pagedList{
 			return map[string]any{"address": map[string]any{"city": fmt.Sprint("City ", i)}}
 		})
 	}},
+	{"/web/pages.json", "pages", makePages},
+	// Filtered lists page within their filter: a title's and a state's
+	// index entries, and a time range read in that time's order.
+	{"/web/pages.json?title=Same", "pages", makePages},
+	{"/web/pages.json?published_status=published", "pages", makePages},
+	{"/web/pages.json?updated_at_min=2024-01-01", "pages", makePages},
+	{"/com/events.json", "events", makePages},
+	{"/com/events.json?filter=Page&verb=create", "events", makePages},
+	{"/com/events.json?filter=Page,Comment", "events", makePages},
 	{"/admin/metafields.json", "metafields", func(t *testing.T, e *apitest.Env) string {
 		return create(t, e, "/admin/metafields.json", func(i int) any {
 			return map[string]any{"metafield": map[string]any{"namespace": "inventory", "key": fmt.Sprint("key", i), "value": i, "value_type": "integer"}}
@@ -267,8 +287,8 @@ func TestPageInfoPaging(t *testing.T) {
 						t.Errorf("page_info %q: 400 does not name page_info: %s", bad, r.Body)
 					}
 				}
-				other := "/com/events.json"
-				if l.path == other {
+				other := "/com/events.json" // a page_info is bound to its route
+				if u.Path == other {
 					other = "/web/redirects.json"
 				}
 				e.Do("GET", other+"?page_info="+url.QueryEscape(info), nil).Expect(t, http.StatusBadRequest)
