@@ -4,7 +4,8 @@
 // resource, in the layout the metafields endpoints serve.
 //
 // Items: metafield/<id>; GSI1 metafield#owner#<owner resource>#<owner id>/<id>
-// lists an owner's metafields; the guard metafield#key#<owner resource>#<owner id>/
+// lists an owner's metafields, GSI2 metafield#owner#<resource>#<id>#namespace=
+// <namespace>/<id> those of one namespace; the guard metafield#key#<owner resource>#<owner id>/
 // <namespace>\n<key> keeps namespace and key unique per owner.
 package metafields
 
@@ -69,6 +70,12 @@ func OwnerPartition(resource string, id int64) string {
 	return "metafield#owner#" + resource + "#" + strconv.FormatInt(id, 10)
 }
 
+// NamespacePartition is the GSI2 partition of an owner's metafields in one
+// namespace: the namespace filter reads only its own.
+func NamespacePartition(resource string, id int64, namespace string) string {
+	return records.ExactPartition(OwnerPartition(resource, id), "namespace", namespace)
+}
+
 func guardKey(resource string, owner int64, namespace, key string) store.Key {
 	return store.Key{PK: "metafield#key#" + resource + "#" + strconv.FormatInt(owner, 10), SK: namespace + "\n" + key}
 }
@@ -81,6 +88,7 @@ func (m *Metafield) Item(version int64) store.Item {
 	return store.Item{
 		PK: partition, SK: records.IDSK(m.ID),
 		GSI1PK: OwnerPartition(m.OwnerResource, m.OwnerID), GSI1SK: records.IDSK(m.ID),
+		GSI2PK: NamespacePartition(m.OwnerResource, m.OwnerID, m.Namespace), GSI2SK: records.IDSK(m.ID),
 		Version: version, Data: records.Encode(m),
 	}
 }

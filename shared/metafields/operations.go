@@ -160,11 +160,29 @@ func (s Service) List(ctx context.Context, o Owner, f *Filter, sinceID int64, w 
 	if err := s.check(ctx, o, false); err != nil {
 		return nil, records.Span{}, err
 	}
-	q := store.Query{Index: store.GSI1, PK: OwnerPartition(o.Resource, o.ID)}
+	q, rest := f.query(o)
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	return records.Spanned[Metafield](records.ListWindow(ctx, s.Store, q, matcher(f), w))
+	return records.Spanned[Metafield](records.ListWindow(ctx, s.Store, q, matcher(rest), w))
+}
+
+// query is the index partition a list or count of f reads: the owner's
+// metafields in the namespace filtered on (GSI2), else all the owner's
+// (GSI1); rest is what that leaves to check on each metafield.
+func (f *Filter) query(o Owner) (q store.Query, rest *Filter) {
+	q = store.Query{Index: store.GSI1, PK: OwnerPartition(o.Resource, o.ID)}
+	if f == nil || len(f.Namespaces) == 0 {
+		return q, f
+	}
+	for _, ns := range f.Namespaces[1:] {
+		if ns != f.Namespaces[0] {
+			return q, f // namespace and namepace disagree: nothing matches
+		}
+	}
+	r := *f
+	r.Namespaces = nil
+	return store.Query{Index: store.GSI2, PK: NamespacePartition(o.Resource, o.ID, f.Namespaces[0])}, &r
 }
 
 // Count returns how many of an owner's metafields pass f.
@@ -172,7 +190,8 @@ func (s Service) Count(ctx context.Context, o Owner, f *Filter) (int, error) {
 	if err := s.check(ctx, o, false); err != nil {
 		return 0, err
 	}
-	return records.CountMatching(ctx, s.Store, store.Query{Index: store.GSI1, PK: OwnerPartition(o.Resource, o.ID)}, matcher(f))
+	q, rest := f.query(o)
+	return records.CountMatching(ctx, s.Store, q, matcher(rest))
 }
 
 func matcher(f *Filter) records.Matcher {
