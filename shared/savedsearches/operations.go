@@ -1,6 +1,7 @@
 package savedsearches
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"slices"
@@ -94,6 +95,43 @@ type Page struct {
 	Offset, Limit int
 }
 
+// entriesPerRead is the page size of the entries' Query: the reading of
+// an id-ordered search stops within one of these after the page's end.
+const entriesPerRead = 1000
+
+// top keeps the max best entries in order: a heap with the worst on top.
+type top struct {
+	order Order
+	max   int
+	list  []entry
+}
+
+func (t *top) Len() int           { return len(t.list) }
+func (t *top) Less(i, j int) bool { return t.order.compare(&t.list[i], &t.list[j]) > 0 }
+func (t *top) Swap(i, j int)      { t.list[i], t.list[j] = t.list[j], t.list[i] }
+func (t *top) Push(x any)         { t.list = append(t.list, x.(entry)) }
+func (t *top) Pop() any {
+	e := t.list[len(t.list)-1]
+	t.list = t.list[:len(t.list)-1]
+	return e
+}
+
+func (t *top) offer(e *entry) {
+	switch {
+	case len(t.list) < t.max:
+		heap.Push(t, *e)
+	case t.order.compare(e, &t.list[0]) < 0:
+		t.list[0] = *e
+		heap.Fix(t, 0)
+	}
+}
+
+// sorted returns the kept entries in order.
+func (t *top) sorted() []entry {
+	slices.SortFunc(t.list, func(a, b entry) int { return t.order.compare(&a, &b) })
+	return t.list
+}
+
 // readers is how many customers of a page are read at once.
 const readers = 16
 
@@ -132,8 +170,13 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 	now := time.Now().Unix()
 	byID := p.Order.Field == "id" && !p.Order.Desc
 	want := p.Offset + p.Limit
-	var matched []entry
-	err := records.Each(ctx, s.Store, store.Query{PK: customerindex.Partition}, func(it *store.Item) error {
+	// The first want matches in p.Order: in key order when that is the
+	// order (reading stops there), else the best want kept in a heap.
+	if p.Order.field == 0 {
+		p.Order.field = orderFields[p.Order.Field]
+	}
+	best := &top{order: p.Order, max: want}
+	err := records.Each(ctx, s.Store, store.Query{PK: customerindex.Partition, Limit: entriesPerRead}, func(it *store.Item) error {
 		e, err := customerindex.Decode(it)
 		if err != nil {
 			return err
@@ -145,22 +188,24 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 		if !q.Match(&e, c, now) {
 			return nil
 		}
-		matched = append(matched, e)
-		if byID && len(matched) >= want {
-			return records.Stop
+		if byID {
+			best.list = append(best.list, e)
+			if len(best.list) >= want {
+				return records.Stop
+			}
+			return nil
 		}
+		best.offer(&e)
 		return nil
 	})
 	if err != nil && !errors.Is(err, records.Stop) {
 		return nil, err
 	}
-	if !byID {
-		slices.SortFunc(matched, func(a, b entry) int { return p.Order.compare(&a, &b) })
-	}
+	matched := best.sorted()
 	if p.Offset >= len(matched) {
 		return nil, nil
 	}
-	matched = matched[p.Offset:min(len(matched), want)]
+	matched = matched[p.Offset:]
 	out := make([]int64, len(matched))
 	for i := range matched {
 		out[i] = matched[i].ID

@@ -261,23 +261,14 @@ func (q *Query) Match(e *customerindex.Entry, countryOf string, now int64) bool 
 		case kSpent:
 			ok = t.op.holds(e.SpentCents, t.num)
 		case kOrderDate:
-			for _, d := range e.OrderDays {
-				if t.op.holds(int64(d), t.num) {
-					ok = true
-					break
-				}
-			}
+			ok = e.OrderDay(func(d int64) bool { return t.op.holds(d, t.num) })
 		case kLastOrderDate:
-			ok = len(e.OrderDays) > 0 && t.op.holds(int64(e.OrderDays[len(e.OrderDays)-1]), t.num)
+			last := e.LastOrderDay()
+			ok = last != 0 && t.op.holds(last, t.num)
 		case kState:
 			ok = e.State == t.str
 		case kTag:
-			for _, g := range e.Tags {
-				if g == t.str {
-					ok = true
-					break
-				}
-			}
+			ok = e.HasTag(t.str)
 		case kPlaced:
 			ok = e.LastOrderAt != 0 && e.LastOrderAt >= now-t.num
 		case kAbandoned:
@@ -285,7 +276,7 @@ func (q *Query) Match(e *customerindex.Entry, countryOf string, now int64) bool 
 		case kWord:
 			ok = strings.Contains(e.Email, t.str) || strings.Contains(e.FirstName, t.str) ||
 				strings.Contains(e.LastName, t.str) || strings.Contains(e.Note, t.str) ||
-				strings.Contains(e.FirstName+" "+e.LastName, t.str)
+				(strings.Contains(t.str, " ") && strings.Contains(e.FirstName+" "+e.LastName, t.str))
 		}
 		if !ok {
 			return false

@@ -214,10 +214,10 @@ func TestTerms(t *testing.T) {
 			{"tag:vip", []int64{ann, cy}},
 			{"tag:Wholesale", []int64{ann}},
 			{"tag:retail", nil},
-			{"tea", []int64{ann}},             // note
-			{"example.org", []int64{cy}},      // email
-			{"norman", []int64{bob}},          // last name
-			{"'bob norman'", []int64{bob}},    // full name
+			{"tea", []int64{ann}},          // note
+			{"example.org", []int64{cy}},   // email
+			{"norman", []int64{bob}},       // last name
+			{"'bob norman'", []int64{bob}}, // full name
 			{"tag:vip accepts_marketing:1 orders_count:>10", []int64{ann}},
 			{"tag:vip young", []int64{cy}},
 			{"tag:vip nobody", nil},

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -51,6 +52,9 @@ type Entry struct {
 	FirstName        string
 	LastName         string
 	Note             string
+
+	decoded    bool   // read by Decode: tags and days are the stored ones
+	tags, days string // as stored: comma-separated
 }
 
 // Key is the entry's key.
@@ -88,13 +92,15 @@ func (e *Entry) Item() store.Item {
 	}
 	i := strconv.FormatInt
 	f := []string{version, b(e.AcceptsMarketing), clean(e.State), i(e.OrdersCount, 10), i(e.SpentCents, 10),
-		clean(e.Country), strings.Join(days, ","), i(e.LastOrderAt, 10), i(e.LastOrderID, 10), plain(e.LastOrderName),
+		strings.ToUpper(plain(e.Country)), strings.Join(days, ","), i(e.LastOrderAt, 10), i(e.LastOrderID, 10), plain(e.LastOrderName),
 		i(e.AbandonedAt, 10), i(e.CreatedAt, 10), i(e.UpdatedAt, 10), strings.Join(tags, ","),
 		clean(e.Email), clean(e.FirstName) + "\t" + clean(e.LastName), clean(e.Note)}
 	return store.Item{PK: Partition, SK: records.IDSK(e.ID), Version: 1, Data: []byte(strings.Join(f, "\t"))}
 }
 
-// Decode reads an entry item.
+// Decode reads an entry item. Its tags and order days stay as stored
+// (HasTag, OrderDay and LastOrderDay read them) so that a query passing
+// over every entry allocates little.
 func Decode(it *store.Item) (Entry, error) {
 	var e Entry
 	id, err := records.ParseIDSK(it.SK)
@@ -102,27 +108,79 @@ func Decode(it *store.Item) (Entry, error) {
 		return e, err
 	}
 	e.ID = id
-	f := strings.SplitN(string(it.Data), "\t", fieldCount+1)
-	if len(f) != fieldCount+1 || f[0] != version {
+	var f [fieldCount + 1]string
+	// The entry's strings share the item's Data, which nothing writes
+	// after the store returned it: no copy per entry read.
+	rest := unsafe.String(unsafe.SliceData(it.Data), len(it.Data))
+	for i := range fieldCount {
+		j := strings.IndexByte(rest, '\t')
+		if j < 0 {
+			return e, fmt.Errorf("customerindex: entry %s is not of layout %s", it.SK, version)
+		}
+		f[i], rest = rest[:j], rest[j+1:]
+	}
+	f[fieldCount] = rest
+	if f[0] != version {
 		return e, fmt.Errorf("customerindex: entry %s is not of layout %s", it.SK, version)
 	}
 	n := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
 	e.AcceptsMarketing = f[1] == "1"
 	e.State = f[2]
 	e.OrdersCount, e.SpentCents = n(f[3]), n(f[4])
-	e.Country = strings.ToUpper(f[5])
-	if f[6] != "" {
-		for _, d := range strings.Split(f[6], ",") {
-			e.OrderDays = append(e.OrderDays, int32(n(d)))
-		}
-	}
+	e.Country = f[5]
+	e.days = f[6]
 	e.LastOrderAt, e.LastOrderID, e.LastOrderName = n(f[7]), n(f[8]), f[9]
 	e.AbandonedAt, e.CreatedAt, e.UpdatedAt = n(f[10]), n(f[11]), n(f[12])
-	if f[13] != "" {
-		e.Tags = strings.Split(f[13], ",")
-	}
+	e.tags = f[13]
 	e.Email, e.FirstName, e.LastName, e.Note = f[14], f[15], f[16], f[17]
+	e.decoded = true
 	return e, nil
+}
+
+// HasTag reports whether the entry has tag t (lowercased).
+func (e *Entry) HasTag(t string) bool {
+	if !e.decoded {
+		return slices.Contains(e.Tags, t)
+	}
+	for rest := e.tags; rest != ""; {
+		var g string
+		g, rest, _ = strings.Cut(rest, ",")
+		if g == t {
+			return true
+		}
+	}
+	return false
+}
+
+// OrderDay reports whether one of the entry's order days satisfies ok.
+func (e *Entry) OrderDay(ok func(day int64) bool) bool {
+	if !e.decoded {
+		return slices.ContainsFunc(e.OrderDays, func(d int32) bool { return ok(int64(d)) })
+	}
+	for rest := e.days; rest != ""; {
+		var d string
+		d, rest, _ = strings.Cut(rest, ",")
+		if v, _ := strconv.ParseInt(d, 10, 64); ok(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// LastOrderDay is the latest of the entry's order days (0 for none).
+func (e *Entry) LastOrderDay() int64 {
+	if !e.decoded {
+		if len(e.OrderDays) == 0 {
+			return 0
+		}
+		return int64(e.OrderDays[len(e.OrderDays)-1])
+	}
+	if e.days == "" {
+		return 0
+	}
+	d := e.days[strings.LastIndexByte(e.days, ',')+1:]
+	v, _ := strconv.ParseInt(d, 10, 64)
+	return v
 }
 
 // Order is what an entry takes of one of the customer's orders.
