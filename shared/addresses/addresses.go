@@ -3,7 +3,8 @@
 //
 // Items: an address at customer#<customer id>#address/<id> (the seed's
 // partition, counted in count#customer#<customer id>#address), and the
-// customer's default at customerdefault/<customer id>: {"address_id"},
+// customer's default at customerdefault/<customer id>: {"address_id",
+// "country_code"} (the country for saved searches' country terms),
 // written conditioned on the version read by every default change and
 // checked by every delete, so one address is the default and the default is
 // never deleted. Until a customer's default item exists, the seeded
@@ -88,9 +89,18 @@ func customerKey(cid int64) store.Key {
 
 func defaultKey(cid int64) store.Key { return store.Key{PK: defaultPartition, SK: records.IDSK(cid)} }
 
-// defaultRecord is the customer's default item.
+// defaultRecord is the customer's default item. CountryCode is the default
+// address's country as last written (absent in items written before it was
+// kept), which saved searches read for their country terms.
 type defaultRecord struct {
-	AddressID int64 `json:"address_id"`
+	AddressID   int64   `json:"address_id"`
+	CountryCode *string `json:"country_code,omitempty"`
+}
+
+func (a *Address) defaultItem(version int64) store.Item {
+	code := a.CountryCode
+	return store.Item{PK: defaultPartition, SK: records.IDSK(a.CustomerID), Version: version,
+		Data: records.Encode(defaultRecord{AddressID: a.ID, CountryCode: &code})}
 }
 
 func (a *Address) item(version int64) store.Item {

@@ -239,12 +239,18 @@ func (s Service) Update(ctx context.Context, cid, id int64, in *Input) (Address,
 			return false, err
 		}
 		it := a.item(st.versions[id] + 1)
-		if !st.present && a.Default {
-			// a seeded default keeps its flag until the default item exists
-			it.Data = records.Encode(&a)
+		ops := []store.Op{store.Put(it, store.IfVersion, st.versions[id])}
+		if a.Default {
+			// the default item records the default's country (a seeded
+			// default gets its item now), conditioned on the version read
+			put := store.Put(a.defaultItem(st.version+1), store.IfAbsent, 0)
+			if st.present {
+				put = store.Put(a.defaultItem(st.version+1), store.IfVersion, st.version)
+			}
+			ops = append(ops, put)
 		}
-		err = records.Transact(ctx, s.Store, append([]store.Op{store.Put(it, store.IfVersion, st.versions[id])}, nops...)...)
-		return store.FailedOp(err) == 0, err
+		err = records.Transact(ctx, s.Store, append(ops, nops...)...)
+		return store.FailedOp(err) >= 0 && store.FailedOp(err) < len(ops), err
 	})
 	return a, err
 }
@@ -316,7 +322,7 @@ func (s Service) SetDefault(ctx context.Context, cid, id int64) (Address, error)
 		if err != nil {
 			return false, err
 		}
-		d := store.Item{PK: defaultPartition, SK: records.IDSK(cid), Version: st.version + 1, Data: records.Encode(defaultRecord{AddressID: id})}
+		d := a.defaultItem(st.version + 1)
 		put := store.Put(d, store.IfAbsent, 0)
 		if st.present {
 			put = store.Put(d, store.IfVersion, st.version)
@@ -326,4 +332,58 @@ func (s Service) SetDefault(ctx context.Context, cid, id int64) (Address, error)
 		return store.FailedOp(err) >= 0, err
 	})
 	return a, err
+}
+
+// OfCustomer returns a customer's addresses in id order, each flagged
+// default as List does, and the default among them (nil for none).
+func (s Service) OfCustomer(ctx context.Context, cid int64) ([]Address, *Address, error) {
+	st, err := s.read(ctx, cid)
+	if err != nil {
+		return nil, nil, err
+	}
+	var def *Address
+	for i := range st.all {
+		if st.all[i].Default {
+			def = &st.all[i]
+		}
+	}
+	if st.all == nil {
+		st.all = []Address{}
+	}
+	return st.all, def, nil
+}
+
+// DefaultCountries returns the country code of the default address of
+// every customer whose default item exists, by customer id: one paged
+// Query of the customerdefault partition, plus one GetItem per item
+// written before the items kept the country. Customers absent from it
+// still have their seeded default.
+func (s Service) DefaultCountries(ctx context.Context) (map[int64]string, error) {
+	out := map[int64]string{}
+	err := records.Each(ctx, s.Store, store.Query{PK: defaultPartition}, func(it *store.Item) error {
+		cid, err := records.ParseIDSK(it.SK)
+		if err != nil {
+			return err
+		}
+		var d defaultRecord
+		if err := records.Decode(it, &d); err != nil {
+			return err
+		}
+		if d.CountryCode != nil {
+			out[cid] = *d.CountryCode
+			return nil
+		}
+		var a Address
+		_, err = records.Get(ctx, s.Store, key(cid, d.AddressID), &a)
+		switch {
+		case errors.Is(err, admin.NotFound):
+			out[cid] = ""
+		case err != nil:
+			return err
+		default:
+			out[cid] = a.CountryCode
+		}
+		return nil
+	})
+	return out, err
 }

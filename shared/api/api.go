@@ -35,6 +35,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/redirects"
+	"github.com/storeadmin/adminapi/shared/savedsearches"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -98,9 +99,9 @@ func webhookRoutes(d *platform.Deps) []httpapi.Route {
 
 // blogRoutes are the routes of the blogs group: articles and their comments.
 // customerRoutes are the routes of the customers group: a customer's
-// addresses (§4.12).
+// addresses (§4.12) and the customer saved searches (§4.11).
 func customerRoutes(d *platform.Deps) []httpapi.Route {
-	return addresses.Routes(d)
+	return append(addresses.Routes(d), savedsearches.Routes(d)...)
 }
 
 func blogRoutes(d *platform.Deps) []httpapi.Route {

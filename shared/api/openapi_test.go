@@ -1066,6 +1066,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("countries", s.countries)
 	t.Run("metafields", s.metafields)
 	t.Run("addresses", s.addresses)
+	t.Run("saved_searches", s.savedSearches) // after addresses: bob's default has moved
 	s.t = t
 
 	// Paths the router does not serve are 404 with the documented body.
@@ -3501,4 +3502,72 @@ func (s *scenario) addresses(t *testing.T) {
 	s.do(demoToken, "DELETE", one(bob), nil, 200)
 	s.do(demoToken, "DELETE", one(bob), nil, 404)
 	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "addresses", 1)
+}
+
+func (s *scenario) savedSearches(t *testing.T) {
+	s.t = t
+	const unknown = 999999999
+	list, count := "/com/customer_saved_searches.json", "/com/customer_saved_searches/count.json"
+	one := func(id int64) string { return fmt.Sprintf("/com/customer_saved_searches/%d.json", id) }
+	admin := func(id int64) string { return fmt.Sprintf("/admin/customer_saved_searches/%d.json", id) }
+	customers := func(id int64, q string) string {
+		return fmt.Sprintf("/com/customer_saved_searches/%d/customers.json?%s", id, q)
+	}
+	valid := M{"customer_saved_search": M{"name": "Bob", "query": "bob state:disabled orders_count:>=1"}}
+
+	// create
+	a := s.id(s.do(demoToken, "POST", list, valid, 201), "customer_saved_search")
+	b := s.id(s.do(demoToken, "POST", list, M{"customer_saved_search": M{"name": "Marketing", "query": "accepts_marketing:1"}}, 201), "customer_saved_search")
+	s.wantFields(s.do(demoToken, "POST", list, M{"customer_saved_search": M{"name": "x", "query": " "}}, 422), "search_terms")
+	s.wantFields(s.do(demoToken, "POST", list, M{"customer_saved_search": M{"name": "x", "query": "shoe_size:42"}}, 422), "search_terms")
+	s.wantFields(s.do(demoToken, "POST", list, M{"customer_saved_search": M{"query": "tag:vip"}}, 422), "name")
+	s.do(demoToken, "POST", list, M{"name": "x"}, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(noToken, "POST", list, valid, 401)
+	s.do(roToken, "POST", list, valid, 403)
+
+	// list, count, get
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "customer_saved_searches", 2)
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s?since_id=%d&fields=id,name", list, a), nil, 200), "customer_saved_searches", 1)
+	s.do(demoToken, "GET", list+"?limit=0", nil, 400)
+	s.do(noToken, "GET", list, nil, 401)
+	s.do(roToken, "GET", list, nil, 403)
+	s.do(demoToken, "GET", count, nil, 200)
+	s.do(demoToken, "GET", count+"?since_id=x", nil, 400)
+	s.do(noToken, "GET", count, nil, 401)
+	s.do(roToken, "GET", count, nil, 403)
+	s.do(demoToken, "GET", one(a), nil, 200)
+	s.do(demoToken, "GET", one(a)+"?fields=id,query", nil, 200)
+	s.do(demoToken, "GET", one(unknown), nil, 404)
+	s.do(noToken, "GET", one(a), nil, 401)
+	s.do(roToken, "GET", one(a), nil, 403)
+
+	// customers
+	s.wantLen(s.do(demoToken, "GET", customers(a, ""), nil, 200), "customers", 1)
+	s.wantLen(s.do(demoToken, "GET", customers(b, "order=last_order_date+desc&limit=5&page=1"), nil, 200), "customers", 0)
+	s.wantLen(s.do(demoToken, "GET", customers(a, "order=email+asc&fields=id,email,default_address"), nil, 200), "customers", 1)
+	s.do(demoToken, "GET", customers(a, "order=shoe_size+asc"), nil, 400)
+	s.do(demoToken, "GET", customers(unknown, ""), nil, 404)
+	s.do(noToken, "GET", customers(a, ""), nil, 401)
+	s.do(roToken, "GET", customers(a, ""), nil, 403)
+
+	// update
+	s.do(demoToken, "PUT", one(a), M{"customer_saved_search": M{"id": a, "name": "Bob again"}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", one(a), M{"customer_saved_search": M{"query": ""}}, 422), "search_terms")
+	s.do(demoToken, "PUT", one(a), M{"name": "x"}, 400)
+	s.do(demoToken, "PUT", one(a), tooLarge, 413)
+	s.do(demoToken, "PUT", one(unknown), valid, 404)
+	s.do(noToken, "PUT", one(a), valid, 401)
+	s.do(roToken, "PUT", one(a), valid, 403)
+
+	// delete, on both roots
+	s.do(noToken, "DELETE", one(a), nil, 401)
+	s.do(roToken, "DELETE", one(a), nil, 403)
+	s.do(demoToken, "DELETE", one(a), nil, 200)
+	s.do(demoToken, "DELETE", one(a), nil, 404)
+	s.do(noToken, "DELETE", admin(b), nil, 401)
+	s.do(roToken, "DELETE", admin(b), nil, 403)
+	s.do(demoToken, "DELETE", admin(b), nil, 200)
+	s.do(demoToken, "DELETE", admin(b), nil, 404)
+	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "customer_saved_searches", 0)
 }

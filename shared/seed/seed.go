@@ -31,6 +31,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/savedsearches/customerindex"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
@@ -457,6 +458,33 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 			return nil, sum, err
 		}
 	}
+	// Each customer's search entry (shared/savedsearches/customerindex),
+	// once, like every seeded item: from the record, its seeded default
+	// address's country and its orders in the file.
+	orders := map[int64][]customerindex.Order{}
+	for _, o := range f.Orders {
+		cid, _ := Object{"id": o["customer_id"]}.id()
+		id, _ := o.id()
+		name, _ := o["name"].(string)
+		created, _ := o["created_at"].(string)
+		orders[cid] = append(orders[cid], customerindex.Order{ID: id, Name: name, CreatedAt: created})
+	}
+	for _, c := range f.Customers {
+		id, _ := c.id()
+		rec := Object{}
+		for k, v := range c {
+			if k != "addresses" {
+				rec[k] = v
+			}
+		}
+		e, err := customerindex.Build(records.Encode(rec), defaultCountry(c), orders[id])
+		if err != nil {
+			return nil, sum, fmt.Errorf("seed: customer %d: %v", id, err)
+		}
+		if err := put(e.Item(), ""); err != nil {
+			return nil, sum, err
+		}
+	}
 	for _, o := range f.Orders {
 		if err := object(parents.OrderPartition, o, nil, map[string]childSpec{
 			"transactions": {name: "transaction", parentField: "order_id"},
@@ -468,6 +496,25 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 	}
 	return f, sum, nil
+}
+
+// defaultCountry is the ISO code of the country of a seeded customer's
+// address flagged default ("" for none or an unknown country).
+func defaultCountry(c Object) string {
+	addrs, _ := c.children("addresses")
+	for _, a := range addrs {
+		if a["default"] != true {
+			continue
+		}
+		for _, f := range []string{"country_code", "country", "country_name"} {
+			if s, ok := a[f].(string); ok {
+				if code, _, ok := country.Lookup(s); ok {
+					return code
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // unit is one record a load writes once.

@@ -1,0 +1,137 @@
+package savedsearches
+
+import (
+	"net/http"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
+)
+
+type handler struct{ Service }
+
+// Routes returns the customer saved search endpoints; the delete is also
+// served on /admin, the root of the spec's example request.
+func Routes(d *platform.Deps) []httpapi.Route {
+	h := handler{Service{d}}
+	s := admin.ScopeCustomers
+	return []httpapi.Route{
+		{Method: "GET", Path: "/com/customer_saved_searches.json", Scope: s, Handler: h.list},
+		{Method: "GET", Path: "/com/customer_saved_searches/count.json", Scope: s, Handler: h.count},
+		{Method: "GET", Path: "/com/customer_saved_searches/{id}.json", Scope: s, Handler: h.get},
+		{Method: "GET", Path: "/com/customer_saved_searches/{id}/customers.json", Scope: s, Handler: h.customers},
+		{Method: "POST", Path: "/com/customer_saved_searches.json", Scope: s, Handler: h.create},
+		{Method: "PUT", Path: "/com/customer_saved_searches/{id}.json", Scope: s, Handler: h.update},
+		{Method: "DELETE", Path: "/com/customer_saved_searches/{id}.json", Scope: s, Handler: h.delete},
+		{Method: "DELETE", Path: "/admin/customer_saved_searches/{id}.json", Scope: s, Handler: h.delete},
+	}
+}
+
+// present moves the timestamps into the shop's zone for output.
+func present(ss *SavedSearch, r *http.Request) {
+	loc := admin.ShopFrom(r.Context()).Location()
+	ss.CreatedAt, ss.UpdatedAt = ss.CreatedAt.In(loc), ss.UpdatedAt.In(loc)
+}
+
+func (h handler) list(w http.ResponseWriter, r *http.Request) error {
+	p, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	out, err := h.List(r.Context(), p.SinceID, p.Offset(), p.Limit)
+	if err != nil {
+		return err
+	}
+	for i := range out {
+		present(&out[i], r)
+	}
+	return httpapi.WriteList(w, plural, out, p.Fields)
+}
+
+func (h handler) count(w http.ResponseWriter, r *http.Request) error {
+	since, err := httpapi.ParseIDParam(r.URL.Query(), "since_id")
+	if err != nil {
+		return err
+	}
+	n, err := h.Count(r.Context(), since)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteCount(w, n)
+}
+
+func (h handler) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	ss, err := h.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	present(&ss, r)
+	return httpapi.WriteOne(w, http.StatusOK, wrapper, &ss, httpapi.ParseFields(r.URL.Query()))
+}
+
+// customers answers a page of the search's customers: order, page, limit
+// (default 50, at most 250) and fields; since_id is not taken.
+func (h handler) customers(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	o, err := ParseOrder(r.URL.Query().Get("order"))
+	if err != nil {
+		return err
+	}
+	out, err := h.Customers(r.Context(), id, Page{Order: o, Offset: p.Offset(), Limit: p.Limit})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteList(w, customers, out, p.Fields)
+}
+
+func (h handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in Input
+	if err := httpapi.Decode(r, wrapper, &in); err != nil {
+		return err
+	}
+	ss, err := h.Create(r.Context(), &in)
+	if err != nil {
+		return err
+	}
+	present(&ss, r)
+	return httpapi.WriteOne(w, http.StatusCreated, wrapper, &ss, nil)
+}
+
+func (h handler) update(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in Input
+	if err := httpapi.Decode(r, wrapper, &in); err != nil {
+		return err
+	}
+	ss, err := h.Update(r.Context(), id, &in)
+	if err != nil {
+		return err
+	}
+	present(&ss, r)
+	return httpapi.WriteOne(w, http.StatusOK, wrapper, &ss, nil)
+}
+
+func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpapi.ParseID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	return httpapi.WriteDeleted(w)
+}
