@@ -195,6 +195,25 @@ var pagedLists = []pagedList{
 	{"/com/events.json", "events", makePages},
 	{"/com/events.json?filter=Page&verb=create", "events", makePages},
 	{"/com/events.json?filter=Page,Comment", "events", makePages},
+	{"/com/customer_saved_searches.json", "customer_saved_searches", func(t *testing.T, e *apitest.Env) string {
+		return create(t, e, "/com/customer_saved_searches.json", func(i int) any {
+			return map[string]any{"customer_saved_search": map[string]any{"name": fmt.Sprint("Search ", i), "query": "state:enabled"}}
+		})
+	}},
+	// A search's customers are computed and ordered, not a key range: the
+	// cursor is a position in the ordered matches.
+	{"/com/customer_saved_searches/{id}/customers.json?order=email%20desc", "customers", func(t *testing.T, e *apitest.Env) string {
+		var cs []string
+		for i := range 6 {
+			cs = append(cs, fmt.Sprintf(`{"id": %d, "email": "c%d@example.com", "first_name": "C", "last_name": "%d", "state": "enabled", "orders_count": 1, "total_spent": "1.00"}`, 9001+i, i, i))
+		}
+		data := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"}, "customers": [` + strings.Join(cs, ",") + `]}`
+		if _, _, err := seed.Load(context.Background(), e.Deps.Store, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		id := createOne(t, e, "/com/customer_saved_searches.json", "customer_saved_search", map[string]any{"name": "Enabled", "query": "state:enabled"})
+		return fmt.Sprintf("/com/customer_saved_searches/%d/customers.json?order=email%%20desc", id)
+	}},
 	{"/admin/metafields.json", "metafields", func(t *testing.T, e *apitest.Env) string {
 		return create(t, e, "/admin/metafields.json", func(i int) any {
 			return map[string]any{"metafield": map[string]any{"namespace": "inventory", "key": fmt.Sprint("key", i), "value": i, "value_type": "integer"}}

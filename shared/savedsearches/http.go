@@ -38,14 +38,14 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.List(r.Context(), p.SinceID, p.Offset(), p.Limit)
+	out, span, err := h.List(r.Context(), p.SinceID, p.Window())
 	if err != nil {
 		return err
 	}
 	for i := range out {
 		present(&out[i], r)
 	}
-	return httpapi.WriteList(w, plural, out, p.Fields)
+	return httpapi.WritePaged(w, r, plural, out, p, span)
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {
@@ -88,11 +88,11 @@ func (h handler) customers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.Customers(r.Context(), id, Page{Order: o, Offset: p.Offset(), Limit: p.Limit})
+	out, span, err := h.Customers(r.Context(), id, o, p.Window())
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteList(w, customers, out, p.Fields)
+	return httpapi.WritePaged(w, r, customers, out, p, span)
 }
 
 func (h handler) create(w http.ResponseWriter, r *http.Request) error {

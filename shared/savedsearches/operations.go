@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,12 +31,8 @@ func sinceQuery(sinceID int64) store.Query {
 }
 
 // List returns a page of saved searches in id order after sinceID.
-func (s Service) List(ctx context.Context, sinceID int64, offset, limit int) ([]SavedSearch, error) {
-	items, err := records.List(ctx, s.Store, sinceQuery(sinceID), nil, offset, limit)
-	if err != nil {
-		return nil, err
-	}
-	return records.DecodeAll[SavedSearch](items)
+func (s Service) List(ctx context.Context, sinceID int64, w records.Window) ([]SavedSearch, records.Span, error) {
+	return records.Spanned[SavedSearch](records.ListWindow(ctx, s.Store, sinceQuery(sinceID), nil, w))
 }
 
 // Count counts the saved searches after sinceID: the partition's counter
@@ -142,21 +140,50 @@ const readers = 16
 // default countries when a term needs them (one paged Query of the
 // addresses' default items) and then, for each customer of the page only,
 // its record and its addresses.
-func (s Service) Customers(ctx context.Context, id int64, p Page) ([]Customer, error) {
+func (s Service) Customers(ctx context.Context, id int64, order Order, w records.Window) ([]Customer, records.Span, error) {
 	ss, err := s.Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
 	q, err := ParseQuery(ss.Query)
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
-	ids, err := s.Match(ctx, &q, p)
+	// The list is computed, not a key range: a cursor's key is the position
+	// of the customer it continues from in the ordered matches.
+	offset, limit := w.Offset, w.Limit
+	if w.Cursor.Key != "" {
+		k, err := strconv.Atoi(w.Cursor.Key)
+		if err != nil || k < 0 {
+			return nil, records.Span{}, admin.BadParam("page_info", "is invalid")
+		}
+		if w.Cursor.Back {
+			offset = max(0, k-limit)
+			limit = k - offset
+		} else {
+			offset = k + 1
+		}
+	}
+	ids, err := s.Match(ctx, &q, Page{Order: order, Offset: offset, Limit: limit + 1})
 	if err != nil {
-		return nil, err
+		return nil, records.Span{}, err
 	}
-	return s.read(ctx, ids)
+	span := records.Span{Before: offset > 0, After: len(ids) > limit}
+	if span.After {
+		ids = ids[:limit]
+	}
+	if len(ids) > 0 {
+		span.First, span.Last = position(offset), position(offset+len(ids)-1)
+	} else {
+		span.First, span.Last = w.Cursor.Key, w.Cursor.Key
+		span.Before = span.Before && w.Cursor.Key != "" && !w.Cursor.Back
+	}
+	out, err := s.read(ctx, ids)
+	return out, span, err
 }
+
+// position is the cursor key of the customer at i in a search's ordered matches.
+func position(i int) string { return fmt.Sprintf("%010d", i) }
 
 // Match returns the ids of the page of customers q matches, in p.Order.
 func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
