@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/addresses"
@@ -130,9 +129,6 @@ func (t *top) sorted() []entry {
 	return t.list
 }
 
-// readers is how many customers of a page are read at once.
-const readers = 16
-
 // Customers evaluates the saved search's query over the shop's customers
 // and returns one page of them, in p.Order. It reads the search, every
 // customer's compact entry (one paged Query of customerindex.Partition,
@@ -240,24 +236,16 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 	return out, nil
 }
 
-// read reads the customers of ids whole, up to readers at a time, in the
+// read reads the customers of ids whole (records.Parallel), in the
 // order of ids; a customer gone since its entry was written is left out.
 func (s Service) read(ctx context.Context, ids []int64) ([]Customer, error) {
 	out := make([]Customer, len(ids))
 	found := make([]bool, len(ids))
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, readers)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			found[i], errs[i] = s.customer(ctx, id, &out[i])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := records.Parallel(ctx, len(ids), func(ctx context.Context, i int) (err error) {
+		found[i], err = s.customer(ctx, ids[i], &out[i])
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	list := make([]Customer, 0, len(ids))

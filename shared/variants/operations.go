@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -228,8 +227,6 @@ func (s Service) Delete(ctx context.Context, pid, id int64) error {
 const (
 	wrapper, plural = "variant", "variants"
 	topic           = "products/update"
-	// readers bounds the concurrent reads of one request.
-	readers = 16
 )
 
 // getVariant reads one variant (without its position); admin.NotFound if
@@ -283,32 +280,24 @@ func (s Service) variantsOf(ctx context.Context, productID int64, order catalog.
 	return out, nil
 }
 
-// getAll reads the variants ids into byID, readers at a time; ids not found
+// getAll reads the variants ids into byID (records.Parallel); ids not found
 // are left out.
 func (s Service) getAll(ctx context.Context, ids []int64, byID map[int64]catalog.Variant) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	found := make([]*catalog.Variant, len(ids))
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, readers)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			v, _, err := s.getVariant(ctx, id)
-			switch {
-			case err == nil:
-				found[i] = &v
-			case admin.ErrorCode(err) != admin.ENOTFOUND:
-				errs[i] = err
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := records.Parallel(ctx, len(ids), func(ctx context.Context, i int) error {
+		v, _, err := s.getVariant(ctx, ids[i])
+		switch {
+		case err == nil:
+			found[i] = &v
+		case admin.ErrorCode(err) != admin.ENOTFOUND:
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, v := range found {
