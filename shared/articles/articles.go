@@ -94,10 +94,18 @@ func tagPartition(blogID int64) string { return "articletag#" + strconv.FormatIn
 
 func blogKey(id int64) store.Key { return store.Key{PK: parents.BlogPartition, SK: records.IDSK(id)} }
 
+// StatePartition is the GSI2 partition of a blog's published (or
+// unpublished) articles, also the name of its counter: published_status
+// reads and counts only its own.
+func StatePartition(blogID int64, published bool) string {
+	return records.ExactPartition(BlogIndex(blogID), "published", strconv.FormatBool(published))
+}
+
 func (r *record) item(version int64) store.Item {
 	return store.Item{
 		PK: Partition, SK: records.IDSK(r.ID),
 		GSI1PK: BlogIndex(r.BlogID), GSI1SK: records.IDSK(r.ID),
+		GSI2PK: StatePartition(r.BlogID, !r.PublishedAt.IsZero()), GSI2SK: records.IDSK(r.ID),
 		Version: version, Data: records.Encode(r),
 	}
 }
@@ -345,6 +353,16 @@ func counterOps(old, next *Article) []store.Op {
 		if !slices.Contains(oldTags, t) {
 			ops = append(ops, add(store.Key{PK: tagPartition(blogID), SK: t}, 1))
 		}
+	}
+	// The published-state counters (StatePartition).
+	switch {
+	case old == nil && next != nil:
+		ops = append(ops, records.CountOp(StatePartition(blogID, !next.PublishedAt.IsZero()), 1))
+	case next == nil && old != nil:
+		ops = append(ops, records.CountOp(StatePartition(blogID, !old.PublishedAt.IsZero()), -1))
+	case old != nil && old.PublishedAt.IsZero() != next.PublishedAt.IsZero():
+		ops = append(ops, records.CountOp(StatePartition(blogID, !old.PublishedAt.IsZero()), -1),
+			records.CountOp(StatePartition(blogID, !next.PublishedAt.IsZero()), 1))
 	}
 	return ops
 }

@@ -25,7 +25,8 @@ type Service struct{ *platform.Deps }
 // List returns the window of the blog's matching articles, newest first
 // (ascending from sinceID when given), and where it lies. A handle names at
 // most one article, found through its guard (a page without neighbours);
-// other filters are checked on each article of the blog's partition read.
+// published_status reads its state's partition (GSI2), and other filters
+// are checked on each article of the partition read.
 func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64, w records.Window) ([]Article, records.Span, error) {
 	if f.Handle != "" {
 		a, err := s.byHandle(ctx, blog, f, sinceID)
@@ -34,11 +35,24 @@ func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64,
 		}
 		return []Article{*a}, records.Span{}, nil
 	}
-	q := store.Query{Index: store.GSI1, PK: BlogIndex(blog.ID), Desc: true}
+	q, rest := f.query(blog.ID)
+	q.Desc = true
 	if sinceID > 0 {
 		q.After, q.Desc = records.IDSK(sinceID), false
 	}
-	return records.Spanned[Article](records.ListWindow(ctx, s.Store, q, f.matcher(), w))
+	return records.Spanned[Article](records.ListWindow(ctx, s.Store, q, rest.matcher(), w))
+}
+
+// query is the partition a list or count of f reads: the blog's articles
+// in the published state asked for (GSI2), else all of them (GSI1); rest
+// is what it leaves to check on each article.
+func (f *Filter) query(blogID int64) (q store.Query, rest *Filter) {
+	if f.Status == publishing.Any {
+		return store.Query{Index: store.GSI1, PK: BlogIndex(blogID)}, f
+	}
+	r := *f
+	r.Status = publishing.Any
+	return store.Query{Index: store.GSI2, PK: StatePartition(blogID, f.Status == publishing.OnlyPublished)}, &r
 }
 
 // byHandle is the blog's article the filter's handle names if it matches
@@ -73,7 +87,11 @@ func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) 
 		}
 		return 1, err
 	default:
-		return records.CountMatching(ctx, s.Store, store.Query{Index: store.GSI1, PK: BlogIndex(blog.ID)}, f.matcher())
+		q, rest := f.query(blog.ID)
+		if rest.empty() {
+			return records.Count(ctx, s.Store, q.PK) // the state's counter
+		}
+		return records.CountMatching(ctx, s.Store, q, rest.matcher())
 	}
 }
 
