@@ -466,6 +466,19 @@ func TestCustomCollectionFilters(t *testing.T) {
 		if n := count(t, e, ""); n != 4 { // with the frontpage
 			t.Fatalf("count %v", n)
 		}
+		// Retitling, publishing and deleting move collections between the
+		// title and state partitions and counters.
+		e.Do("PUT", path(b), map[string]any{"custom_collection": map[string]any{"title": "Video", "published": true}}).Expect(t, 200)
+		if got := ids(list(t, e, "?title=Video&published_status=published")); len(got) != 2 || !slices.Contains(got, id(b)) {
+			t.Fatalf("title and state after a change %v", got)
+		}
+		if n, m := count(t, e, "?published_status=published"), count(t, e, "?published_status=unpublished"); n != 4 || m != 0 {
+			t.Fatalf("counts by state after a change %v %v", n, m)
+		}
+		if got := ids(list(t, e, "?title=Music")); !slices.Equal(got, []int64{id(a)}) {
+			t.Fatalf("old title after a change %v", got)
+		}
+		e.Do("PUT", path(b), map[string]any{"custom_collection": map[string]any{"title": "Music", "published": false}}).Expect(t, 200)
 		e.Do("GET", "/com/custom_collections.json?published_status=sometimes", nil).Expect(t, 400)
 		e.Do("GET", "/com/custom_collections.json?updated_at_min=yesterday", nil).Expect(t, 400)
 		updated, _ := time.Parse(time.RFC3339, a["updated_at"].(string))

@@ -69,21 +69,11 @@ func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, 
 		}
 		return out, span, nil
 	}
-	q := store.Query{PK: collection.Partition}
+	q, rest := f.Source()
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	var match records.Matcher
-	if !f.Empty() {
-		match = func(it *store.Item) (bool, error) {
-			var r collection.Record
-			if err := records.Decode(it, &r); err != nil {
-				return false, err
-			}
-			return matches(f, &r), nil
-		}
-	}
-	items, span, err := records.ListWindow(ctx, s.Store, q, match, w)
+	items, span, err := records.ListWindow(ctx, s.Store, q, matcher(&rest), w)
 	if err != nil {
 		return nil, records.Span{}, err
 	}
@@ -117,8 +107,23 @@ func (s Service) byHandle(ctx context.Context, f *collection.Filter, sinceID int
 	return r, nil
 }
 
+// matcher checks what a list's source leaves (nil when nothing is left).
+func matcher(f *collection.Filter) records.Matcher {
+	if f.Empty() {
+		return nil
+	}
+	return func(it *store.Item) (bool, error) {
+		var r collection.Record
+		if err := records.Decode(it, &r); err != nil {
+			return false, err
+		}
+		return matches(f, &r), nil
+	}
+}
+
 // Count counts the matching collections (it takes every filter of the
-// list, handle too): the sharded counter without filters, else the list.
+// list, handle too): a counter without filters or by published state, the
+// keys of a title's partition, else the list.
 func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 	if f.Empty() {
 		return records.Count(ctx, s.Store, collection.Partition)
@@ -129,6 +134,14 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 			return 0, err
 		}
 		return 1, err
+	}
+	if f.ProductID == 0 {
+		if q, rest := f.Source(); rest.Empty() {
+			if q.Index == store.GSI2 {
+				return records.Count(ctx, s.Store, q.PK) // the state's counter
+			}
+			return records.CountOf(ctx, s.Store, collection.Partition, q, nil)
+		}
 	}
 	list, _, err := s.List(ctx, f, 0, records.Window{Limit: 1<<31 - 2})
 	return len(list), err
@@ -185,6 +198,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
 		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(collection.Partition, 1)}
+		ops = append(ops, collection.StateCountOps(nil, &rec)...)
 		for i, pid := range linked {
 			c := collects.New(s.IDs.Next(), id, pid, int64(i+1), now)
 			ops = append(ops, collects.LinkOps(&c)...)
@@ -250,7 +264,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if len(put.Item.Data) > records.MaxData {
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
-		ops := []store.Op{put}
+		ops := append([]store.Op{put}, collection.StateCountOps(&old, &rec)...)
 		claimAt = -1
 		if rec.Handle != old.Handle {
 			claimAt = len(ops)
@@ -299,6 +313,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			handles.Release(collection.HandleNamespace, rec.Handle),
 			records.CountOp(collection.Partition, -1),
 		}
+		ops = append(ops, collection.StateCountOps(&rec, nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
 		if err != nil {

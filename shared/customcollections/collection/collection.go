@@ -19,6 +19,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
+	"strconv"
 )
 
 const (
@@ -74,7 +75,49 @@ type Record struct {
 func (r *Record) Item(version int64, nums map[string]int64) store.Item {
 	data := *r
 	data.ProductsCount = nil // kept in Nums only
-	return store.Item{PK: Partition, SK: records.IDSK(r.ID), Version: version, Nums: nums, Data: records.Encode(&data)}
+	sk := records.IDSK(r.ID)
+	return store.Item{PK: Partition, SK: sk, Version: version, Nums: nums, Data: records.Encode(&data),
+		GSI1PK: TitlePartition(r.Title), GSI1SK: sk,
+		GSI2PK: StatePartition(!r.PublishedAt.IsZero()), GSI2SK: sk}
+}
+
+// TitlePartition is the GSI1 partition of the custom collections titled
+// title: the title filter reads only its own.
+func TitlePartition(title string) string { return records.ExactPartition(Partition, "title", title) }
+
+// StatePartition is the GSI2 partition of the published (or unpublished)
+// custom collections, also the name of its counter.
+func StatePartition(published bool) string {
+	return records.ExactPartition(Partition, "published", strconv.FormatBool(published))
+}
+
+// StateCountOps move the published-state counters from old to next (nil
+// before a create, after a delete).
+func StateCountOps(old, next *Record) []store.Op {
+	var ops []store.Op
+	if old != nil && (next == nil || old.PublishedAt.IsZero() != next.PublishedAt.IsZero()) {
+		ops = append(ops, records.CountOp(StatePartition(!old.PublishedAt.IsZero()), -1))
+	}
+	if next != nil && (old == nil || old.PublishedAt.IsZero() != next.PublishedAt.IsZero()) {
+		ops = append(ops, records.CountOp(StatePartition(!next.PublishedAt.IsZero()), 1))
+	}
+	return ops
+}
+
+// Source is the partition a list or count of f reads (f has no handle and
+// no product_id): the title's (GSI1), else the published state's (GSI2),
+// else every custom collection; rest is what it leaves to check on each.
+func (f *Filter) Source() (q store.Query, rest Filter) {
+	rest = *f
+	switch {
+	case f.Title != "" && len(f.Title) <= 200:
+		q, rest.Title = store.Query{Index: store.GSI1, PK: TitlePartition(f.Title)}, ""
+	case f.Status != publishing.Any:
+		q, rest.Status = store.Query{Index: store.GSI2, PK: StatePartition(f.Status == publishing.OnlyPublished)}, publishing.Any
+	default:
+		q = store.Query{PK: Partition}
+	}
+	return q, rest
 }
 
 // Decode reads a collection item, with products_count from its number.
@@ -138,9 +181,9 @@ func FrontpageOps(now admin.Time) []store.Op {
 		},
 		CreatedAt: now,
 	}
-	return []store.Op{
+	return append([]store.Op{
 		store.Put(r.Item(1, map[string]int64{ProductsCount: 0, CollectSeq: 0}), store.IfAbsent, 0),
 		handles.Claim(HandleNamespace, FrontpageHandle, FrontpageID),
 		records.CountOp(Partition, 1),
-	}
+	}, StateCountOps(nil, &r)...)
 }
