@@ -69,7 +69,7 @@ func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, 
 		}
 		return out, span, nil
 	}
-	q, rest := f.Source()
+	q, rest := f.Source(collection.Partition)
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
@@ -136,7 +136,7 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 		return 1, err
 	}
 	if f.ProductID == 0 {
-		if q, rest := f.Source(); rest.Empty() {
+		if q, rest := f.Source(collection.Partition); rest.Empty() {
 			if q.Index == store.GSI2 {
 				return records.Count(ctx, s.Store, q.PK) // the state's counter
 			}
@@ -198,7 +198,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
 		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(collection.Partition, 1)}
-		ops = append(ops, collection.StateCountOps(nil, &rec)...)
+		ops = append(ops, collection.StateCountOps(collection.Partition, nil, &rec.PublishedAt)...)
 		for i, pid := range linked {
 			c := collects.New(s.IDs.Next(), id, pid, int64(i+1), now)
 			ops = append(ops, collects.LinkOps(&c)...)
@@ -264,7 +264,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if len(put.Item.Data) > records.MaxData {
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
-		ops := append([]store.Op{put}, collection.StateCountOps(&old, &rec)...)
+		ops := append([]store.Op{put}, collection.StateCountOps(collection.Partition, &old.PublishedAt, &rec.PublishedAt)...)
 		claimAt = -1
 		if rec.Handle != old.Handle {
 			claimAt = len(ops)
@@ -313,7 +313,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			handles.Release(collection.HandleNamespace, rec.Handle),
 			records.CountOp(collection.Partition, -1),
 		}
-		ops = append(ops, collection.StateCountOps(&rec, nil)...)
+		ops = append(ops, collection.StateCountOps(collection.Partition, &rec.PublishedAt, nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
 		if err != nil {

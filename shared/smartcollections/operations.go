@@ -67,11 +67,11 @@ func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, 
 		}
 		return out, span, nil
 	}
-	q := store.Query{PK: Partition}
+	q, rest := f.Source(Partition)
 	if sinceID > 0 {
 		q.After = records.IDSK(sinceID)
 	}
-	items, span, err := records.ListWindow(ctx, s.Store, q, filterMatcher(f), w)
+	items, span, err := records.ListWindow(ctx, s.Store, q, filterMatcher(&rest), w)
 	if err != nil {
 		return nil, records.Span{}, err
 	}
@@ -126,7 +126,14 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 		list, _, err := s.List(ctx, f, 0, records.Window{Limit: 1<<31 - 2})
 		return len(list), err
 	default:
-		return records.CountMatching(ctx, s.Store, store.Query{PK: Partition}, filterMatcher(f))
+		q, rest := f.Source(Partition)
+		switch {
+		case rest.Empty() && q.Index == store.GSI2:
+			return records.Count(ctx, s.Store, q.PK) // the state's counter
+		case rest.Empty():
+			return records.CountMatching(ctx, s.Store, q, nil)
+		}
+		return records.CountMatching(ctx, s.Store, q, filterMatcher(&rest))
 	}
 }
 
@@ -179,6 +186,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 			records.CountOp(Partition, 1),
 			rulesPut(id, rec.Rules, rec.Disjunctive, 1),
 		}
+		ops = append(ops, collection.StateCountOps(Partition, nil, &rec.PublishedAt)...)
 		ops = append(ops, imageOps...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
@@ -239,6 +247,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		// The count is carried over as read: a membership change since moved
 		// the version, and this write starts over.
 		ops := []store.Op{records.PutNext(rec.item(it.Version, it.Nums[CountNum]))}
+		ops = append(ops, collection.StateCountOps(Partition, &old.PublishedAt, &rec.PublishedAt)...)
 		claimAt = -1
 		if rec.Handle != old.Handle {
 			claimAt = len(ops)
@@ -290,6 +299,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			records.CountOp(Partition, -1),
 			store.Delete(rulesKey(id), store.Always, 0),
 		}
+		ops = append(ops, collection.StateCountOps(Partition, &rec.PublishedAt, nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {

@@ -108,11 +108,11 @@ type record struct {
 }
 
 func (r *record) item(version, count int64) store.Item {
-	return store.Item{
+	return collection.Indexed(store.Item{
 		PK: Partition, SK: records.IDSK(r.ID), Version: version,
 		Nums: map[string]int64{CountNum: count},
 		Data: records.Encode(r),
-	}
+	}, r.Title, r.PublishedAt)
 }
 
 // decode reads a collection item with its count.

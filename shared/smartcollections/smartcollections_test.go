@@ -837,6 +837,17 @@ func TestFilters(t *testing.T) {
 		if count("") != 3 || len(list("")) != 3 {
 			t.Fatal("count")
 		}
+		// Retitling and unpublishing move a collection between the title
+		// and state partitions and counters; putting it back restores them.
+		one := fmt.Sprintf("%s/%d.json", base, int64(b["id"].(float64)))
+		e.Do("PUT", one, map[string]any{"smart_collection": map[string]any{"title": "Hidden", "published": false}}).Expect(t, 200)
+		if len(list("?title=Hidden&published_status=unpublished")) != 2 || count("?published_status=unpublished") != 2 || count("?title=Sale") != 1 {
+			t.Fatalf("after a change: %v", list("?published_status=unpublished"))
+		}
+		e.Do("PUT", one, map[string]any{"smart_collection": map[string]any{"title": "Sale", "published": true}}).Expect(t, 200)
+		if count("?published_status=published") != 2 || count("?title=Sale") != 2 {
+			t.Fatal("after changing back")
+		}
 		updated, _ := time.Parse(time.RFC3339, a["updated_at"].(string))
 		loc, _ := time.LoadLocation("America/New_York")
 		hourBefore := url.QueryEscape(updated.In(loc).Add(-time.Hour).Format("2006-01-02 15:04"))

@@ -75,47 +75,59 @@ type Record struct {
 func (r *Record) Item(version int64, nums map[string]int64) store.Item {
 	data := *r
 	data.ProductsCount = nil // kept in Nums only
-	sk := records.IDSK(r.ID)
-	return store.Item{PK: Partition, SK: sk, Version: version, Nums: nums, Data: records.Encode(&data),
-		GSI1PK: TitlePartition(r.Title), GSI1SK: sk,
-		GSI2PK: StatePartition(!r.PublishedAt.IsZero()), GSI2SK: sk}
+	it := store.Item{PK: Partition, SK: records.IDSK(r.ID), Version: version, Nums: nums, Data: records.Encode(&data)}
+	return Indexed(it, r.Title, r.PublishedAt)
 }
 
-// TitlePartition is the GSI1 partition of the custom collections titled
-// title: the title filter reads only its own.
-func TitlePartition(title string) string { return records.ExactPartition(Partition, "title", title) }
-
-// StatePartition is the GSI2 partition of the published (or unpublished)
-// custom collections, also the name of its counter.
-func StatePartition(published bool) string {
-	return records.ExactPartition(Partition, "published", strconv.FormatBool(published))
+// Indexed sets the index keys of a collection item of either kind (its PK
+// is the kind's partition): GSI1 the title's partition, GSI2 the published
+// state's, so that the title and published_status filters read only their
+// own.
+func Indexed(it store.Item, title string, publishedAt admin.Time) store.Item {
+	it.GSI1PK, it.GSI1SK = TitlePartition(it.PK, title), it.SK
+	it.GSI2PK, it.GSI2SK = StatePartition(it.PK, !publishedAt.IsZero()), it.SK
+	return it
 }
 
-// StateCountOps move the published-state counters from old to next (nil
-// before a create, after a delete).
-func StateCountOps(old, next *Record) []store.Op {
+// TitlePartition is the GSI1 partition of a kind's collections titled title.
+func TitlePartition(partition, title string) string {
+	return records.ExactPartition(partition, "title", title)
+}
+
+// StatePartition is the GSI2 partition of a kind's published (or
+// unpublished) collections, also the name of its counter.
+func StatePartition(partition string, published bool) string {
+	return records.ExactPartition(partition, "published", strconv.FormatBool(published))
+}
+
+// StateCountOps move the published-state counters of a kind's partition
+// from old to next (the published_at before and after; nil before a
+// create, after a delete).
+func StateCountOps(partition string, old, next *admin.Time) []store.Op {
 	var ops []store.Op
-	if old != nil && (next == nil || old.PublishedAt.IsZero() != next.PublishedAt.IsZero()) {
-		ops = append(ops, records.CountOp(StatePartition(!old.PublishedAt.IsZero()), -1))
+	moved := old == nil || next == nil || old.IsZero() != next.IsZero()
+	if old != nil && moved {
+		ops = append(ops, records.CountOp(StatePartition(partition, !old.IsZero()), -1))
 	}
-	if next != nil && (old == nil || old.PublishedAt.IsZero() != next.PublishedAt.IsZero()) {
-		ops = append(ops, records.CountOp(StatePartition(!next.PublishedAt.IsZero()), 1))
+	if next != nil && moved {
+		ops = append(ops, records.CountOp(StatePartition(partition, !next.IsZero()), 1))
 	}
 	return ops
 }
 
-// Source is the partition a list or count of f reads (f has no handle and
-// no product_id): the title's (GSI1), else the published state's (GSI2),
-// else every custom collection; rest is what it leaves to check on each.
-func (f *Filter) Source() (q store.Query, rest Filter) {
+// Source is the partition a list or count of f reads in a kind's
+// partition (f has no handle and no product_id): the title's (GSI1), else
+// the published state's (GSI2), else every collection of the kind; rest is
+// what it leaves to check on each.
+func (f *Filter) Source(partition string) (q store.Query, rest Filter) {
 	rest = *f
 	switch {
 	case f.Title != "" && len(f.Title) <= 200:
-		q, rest.Title = store.Query{Index: store.GSI1, PK: TitlePartition(f.Title)}, ""
+		q, rest.Title = store.Query{Index: store.GSI1, PK: TitlePartition(partition, f.Title)}, ""
 	case f.Status != publishing.Any:
-		q, rest.Status = store.Query{Index: store.GSI2, PK: StatePartition(f.Status == publishing.OnlyPublished)}, publishing.Any
+		q, rest.Status = store.Query{Index: store.GSI2, PK: StatePartition(partition, f.Status == publishing.OnlyPublished)}, publishing.Any
 	default:
-		q = store.Query{PK: Partition}
+		q = store.Query{PK: partition}
 	}
 	return q, rest
 }
@@ -185,5 +197,5 @@ func FrontpageOps(now admin.Time) []store.Op {
 		store.Put(r.Item(1, map[string]int64{ProductsCount: 0, CollectSeq: 0}), store.IfAbsent, 0),
 		handles.Claim(HandleNamespace, FrontpageHandle, FrontpageID),
 		records.CountOp(Partition, 1),
-	}, StateCountOps(nil, &r)...)
+	}, StateCountOps(Partition, nil, &r.PublishedAt)...)
 }
