@@ -31,6 +31,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/savedsearches"
 	"github.com/storeadmin/adminapi/shared/savedsearches/customerindex"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
@@ -194,6 +195,15 @@ func Parse(data []byte) (*File, error) {
 		}
 		if len(vs) > catalog.MaxVariants {
 			return nil, fmt.Errorf("seed: products[%d]: more than %d variants", i, catalog.MaxVariants)
+		}
+	}
+	// What customers.json of a saved search reads back must decode: a
+	// mistyped customer or address field is refused before anything is
+	// written, naming it, not answered later as a 500.
+	for i, c := range f.Customers {
+		var probe savedsearches.Customer
+		if err := json.Unmarshal(records.Encode(c), &probe); err != nil {
+			return nil, fmt.Errorf("seed: customers[%d]: %v", i, err)
 		}
 	}
 	return &f, nil

@@ -2,6 +2,7 @@ package seed_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/api"
@@ -111,5 +112,23 @@ func TestRatePlanBounds(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("plan %s: error %v", plan, err)
 		}
+	}
+}
+
+// A customer field that would not read back (orders_count as a string, an
+// address's id as text) is refused at import, naming it.
+func TestMistypedCustomersAreRefused(t *testing.T) {
+	for field, customer := range map[string]string{
+		"orders_count": `{"id": 5, "orders_count": "12"}`,
+		"created_at":   `{"id": 5, "created_at": "last tuesday"}`,
+		"addresses":    `{"id": 5, "addresses": [{"id": "six"}]}`,
+	} {
+		_, err := seed.Parse([]byte(`{"shop": {"id": 1, "domain": "s.example.com"}, "customers": [` + customer + `]}`))
+		if err == nil || !strings.Contains(err.Error(), "customers[0]") {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	if _, err := seed.Parse([]byte(`{"shop": {"id": 1, "domain": "s.example.com"}, "customers": [{"id": 5, "orders_count": 12, "addresses": [{"id": 6, "country": "Canada"}]}]}`)); err != nil {
+		t.Fatal(err)
 	}
 }
