@@ -299,7 +299,7 @@ func TestPageInfoPaging(t *testing.T) {
 					}
 				}
 				e.Do("GET", next+"&fields=id&limit=1", nil).Expect(t, http.StatusOK)
-				tampered := info[:len(info)-2] + map[bool]string{true: "AA", false: "AB"}[strings.HasSuffix(info, "AA")]
+				tampered := info[:len(info)-2] + map[bool]string{true: "AB", false: "AA"}[strings.HasSuffix(info, "AA")] // always a change
 				for _, bad := range []string{tampered, "x" + info, "", "not.base64!"} {
 					r := e.Do("GET", u.Path+"?page_info="+url.QueryEscape(bad), nil).Expect(t, http.StatusBadRequest)
 					if errs, _ := r.JSON(t)["errors"].(map[string]any); errs["page_info"] == nil {
