@@ -305,7 +305,8 @@ func TestFetchStockFailures(t *testing.T) {
 }
 
 // A provider that never answers costs at most the outbound timeout, and
-// the others are asked and updated meanwhile.
+// the others are asked and updated meanwhile. (The bounds are the
+// timeout's multiples, not a slow machine's guesses.)
 func TestSlowProviderCostsAtMostTheTimeout(t *testing.T) {
 	forEachStore(t, func(t *testing.T, e *apitest.Env) {
 		t.Parallel()
@@ -322,7 +323,7 @@ func TestSlowProviderCostsAtMostTheTimeout(t *testing.T) {
 		s := providers.FetchStock(t.Context(), e.Deps)
 		took := time.Since(start)
 		expectSummary(t, s, 2, 1, 0, 1)
-		if took > outbound.TotalTimeout+3*time.Second {
+		if took >= 2*outbound.TotalTimeout { // the slow one was waited on twice
 			t.Errorf("the run took %s", took)
 		}
 		if took < outbound.TotalTimeout-time.Second {
@@ -331,7 +332,7 @@ func TestSlowProviderCostsAtMostTheTimeout(t *testing.T) {
 		f.mu.Lock()
 		fastAt := f.at["/fast/fetch_stock.json"]
 		f.mu.Unlock()
-		if fastAt > 2*time.Second {
+		if fastAt >= outbound.TotalTimeout { // after the slow one gave up
 			t.Errorf("the fast provider was asked %s after the start", fastAt)
 		}
 		if stock(t, e, fv) != 9 || stock(t, e, sv) != 1 {
