@@ -31,27 +31,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 )
-
-// readCounter counts the items the store's reads return or count.
-type readCounter struct {
-	store.Store
-	items atomic.Int64
-}
-
-func (c *readCounter) Query(ctx context.Context, q store.Query) ([]store.Item, string, error) {
-	items, next, err := c.Store.Query(ctx, q)
-	c.items.Add(int64(len(items)))
-	return items, next, err
-}
-
-func (c *readCounter) Count(ctx context.Context, q store.Query) (int, error) {
-	n, err := c.Store.Count(ctx, q)
-	c.items.Add(int64(n))
-	return n, err
-}
 
 // scaleStart is the first page's created_at; page i is created i seconds later.
 var scaleStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -148,20 +129,20 @@ func listCases(n int) []listCase {
 func TestListsReadOnlyThePage(t *testing.T) {
 	for _, s := range apitest.Stores {
 		t.Run(s.Name, func(t *testing.T) {
-			rc := &readCounter{Store: s.Open(t)}
-			e := apitest.New(t, rc, api.Groups...)
+			e := apitest.New(t, s.Open(t), api.Groups...)
+			rc := e.Reads
 			const n = 300
 			fillShop(t, e.Deps, n)
 			for _, c := range listCases(n) {
-				rc.items.Store(0)
+				rc.Reset()
 				r := e.Do("GET", c.path, nil).Expect(t, http.StatusOK)
-				if got := rc.items.Load(); got > int64(c.maxItems) {
+				if got := rc.Reset(); got > int64(c.maxItems) {
 					t.Errorf("%s: read %d items, want at most %d", c.name, got, c.maxItems)
 				}
 				if next := r.Link("next"); next != "" {
-					rc.items.Store(0)
+					rc.Reset()
 					e.Do("GET", next, nil).Expect(t, http.StatusOK)
-					if got := rc.items.Load(); got > 251 {
+					if got := rc.Reset(); got > 251 {
 						t.Errorf("%s, next page: read %d items", c.name, got)
 					}
 				}
@@ -215,14 +196,14 @@ func BenchmarkListsAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	rc := &readCounter{Store: st}
-	e := apitest.New(b, rc, api.Groups...)
+	e := apitest.New(b, st, api.Groups...)
+	rc := e.Reads
 	for _, c := range listCases(n) {
 		b.Run(c.name, func(b *testing.B) {
 			req := request("GET", c.path, nil)
 			w := newSink()
 			var lat []time.Duration
-			rc.items.Store(0)
+			rc.Reset()
 			b.ReportAllocs()
 			for b.Loop() {
 				w.reset()
@@ -234,9 +215,10 @@ func BenchmarkListsAtScale(b *testing.B) {
 				}
 			}
 			slices.Sort(lat)
-			b.ReportMetric(float64(rc.items.Load())/float64(len(lat)), "items/op")
+			read := rc.Reset()
+			b.ReportMetric(float64(read)/float64(len(lat)), "items/op")
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			if per := rc.items.Load() / int64(len(lat)); per > int64(c.maxItems) {
+			if per := read / int64(len(lat)); per > int64(c.maxItems) {
 				b.Errorf("%s read %d items per request, want at most %d", c.name, per, c.maxItems)
 			}
 		})

@@ -34,6 +34,9 @@ type Env struct {
 	T       testing.TB
 	Deps    *platform.Deps
 	Handler http.Handler
+	// Reads counts the items the store's reads return (Deps.Store is it),
+	// for tests of what a request costs.
+	Reads *ReadCounter
 }
 
 // OpenEmbedded returns a fresh embedded store in a temporary directory.
@@ -63,8 +66,9 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	if _, _, err := seed.Load(context.Background(), st, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
-	d := api.NewDeps(st, storequeue.New(st, api.DeliveryQueue), outbound.New(true))
-	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...)}
+	rc := &ReadCounter{Store: st}
+	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true))
+	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...), Reads: rc}
 }
 
 // ForEachStore runs fn once per store, each with a freshly seeded Env.
