@@ -299,6 +299,11 @@ func TestPageInfoPaging(t *testing.T) {
 					}
 				}
 				e.Do("GET", next+"&fields=id&limit=1", nil).Expect(t, http.StatusOK)
+				// A percent-encoded name is page_info all the same.
+				enc := e.Do("GET", u.Path+"?page%5Finfo="+url.QueryEscape(info)+"&since_id=1", nil).Expect(t, http.StatusBadRequest)
+				if errs, _ := enc.JSON(t)["errors"].(map[string]any); errs["since_id"] == nil {
+					t.Errorf("an encoded page_info with since_id: %s", enc.Body)
+				}
 				tampered := info[:len(info)-2] + map[bool]string{true: "AB", false: "AA"}[strings.HasSuffix(info, "AA")] // always a change
 				for _, bad := range []string{tampered, "x" + info, "", "not.base64!"} {
 					r := e.Do("GET", u.Path+"?page_info="+url.QueryEscape(bad), nil).Expect(t, http.StatusBadRequest)

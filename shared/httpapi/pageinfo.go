@@ -63,6 +63,9 @@ func mac(key []byte, s string) []byte {
 // fields kept), and its cursor goes in the context for ParsePage. Any other
 // parameter beside page_info is 400 naming it.
 func expandPageInfo(ctx context.Context, r *http.Request, id Identity) (*http.Request, error) {
+	if raw := r.URL.RawQuery; !strings.Contains(raw, pageInfoParam) && !strings.Contains(raw, "%") {
+		return r, nil // most GETs: no parse
+	}
 	q := r.URL.Query()
 	raw := q.Get(pageInfoParam)
 	if raw == "" {
@@ -134,7 +137,9 @@ func WritePaged[T any](w http.ResponseWriter, r *http.Request, wrapper string, i
 		if err != nil {
 			return err
 		}
-		w.Header().Set("Link", link)
+		if link != "" {
+			w.Header().Set("Link", link)
+		}
 	}
 	return WriteList(w, wrapper, items, p.Fields)
 }

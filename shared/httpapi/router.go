@@ -197,10 +197,12 @@ func (rt *Router) wrap(route *Route) http.Handler {
 				err = errTooLarge
 			} else {
 				r.Body = http.MaxBytesReader(w, r.Body, max)
+				if r.Method == http.MethodGet {
+					ctx = context.WithValue(ctx, identityCtxKey{}, rt.identity) // WritePaged signs with it
+				}
 				r = r.WithContext(ctx)
 				if r.Method == http.MethodGet {
-					r = r.WithContext(context.WithValue(ctx, identityCtxKey{}, rt.identity))
-					r, err = expandPageInfo(r.Context(), r, rt.identity)
+					r, err = expandPageInfo(ctx, r, rt.identity)
 				}
 				if err == nil {
 					err = route.Handler(w, r)
