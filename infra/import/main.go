@@ -1,7 +1,10 @@
 // Command import loads a seed file into the configured store, usually
 // DynamoDB (STORE=dynamodb TABLE_NAME=...). Loading is idempotent.
+// With -reindex it then brings the store's index keys and entries up to
+// this version (api.Reindex; once per version): run it, with the API
+// stopped, after deploying a version that raised api.IndexVersion.
 //
-//	go run ./infra/import [-create-table] seed.json
+//	go run ./infra/import [-create-table] [-reindex] [seed.json]
 package main
 
 import (
@@ -19,28 +22,31 @@ import (
 
 func main() {
 	createTable := flag.Bool("create-table", false, "create the DynamoDB table first (emulators; in AWS the template creates it)")
+	reindex := flag.Bool("reindex", false, "then rebuild the index keys and entries an earlier version did not write (API stopped)")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: import [-create-table] <seed file>")
+	if flag.NArg() > 1 || flag.NArg() == 0 && !*reindex {
+		fmt.Fprintln(os.Stderr, "usage: import [-create-table] [-reindex] [seed file]")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *createTable); err != nil {
+	if err := run(flag.Arg(0), *createTable, *reindex); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(path string, createTable bool) error {
+func run(path string, createTable, reindex bool) error {
 	ctx := context.Background()
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if _, err := seed.Parse(data); err != nil { // fail before connecting to anything
-		return err
+	var data []byte
+	if path != "" {
+		if data, err = os.ReadFile(path); err != nil {
+			return err
+		}
+		if _, err := seed.Parse(data); err != nil { // fail before connecting to anything
+			return err
+		}
 	}
 	if createTable && cfg.Store == "dynamodb" {
 		client, err := dynamostore.NewClient(ctx, cfg.Endpoint)
@@ -56,10 +62,19 @@ func run(path string, createTable bool) error {
 		return err
 	}
 	defer st.Close()
-	_, sum, err := seed.Load(ctx, st, data)
-	if err != nil {
-		return err
+	if data != nil {
+		_, sum, err := seed.Load(ctx, st, data)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("imported %s: %d items written, %d already present\n", path, sum.Written, sum.Skipped)
 	}
-	fmt.Printf("imported %s: %d items written, %d already present\n", path, sum.Written, sum.Skipped)
+	if reindex {
+		rebuilt, err := api.Reindex(ctx, st)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("index version %d: rebuilt %t\n", api.IndexVersion, rebuilt)
+	}
 	return nil
 }

@@ -59,6 +59,13 @@ func run() error {
 	if err := loadSeed(ctx, cfg, deps.Store); err != nil {
 		return err
 	}
+	// A store an earlier version wrote gets this version's index keys and
+	// entries before anything is served (once per IndexVersion).
+	if rebuilt, err := api.Reindex(ctx, deps.Store); err != nil {
+		return err
+	} else if rebuilt {
+		slog.Info("index rebuilt", "version", api.IndexVersion)
+	}
 
 	openapi, err := openAPIJSON()
 	if err != nil {

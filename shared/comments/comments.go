@@ -201,6 +201,22 @@ func Rewrite(old, next *Comment, version int64) []store.Op {
 	return append([]store.Op{store.Put(it, store.IfVersion, version)}, records.IndexOps(&it, old.entries(), next.entries())...)
 }
 
+// Indexer rebuilds the comments' index keys and entries in a store written
+// before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "comments",
+	Partitions: records.OnePartition(partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		var c Comment
+		if err := records.Decode(it, &c); err != nil {
+			return records.Rewritten{}, err
+		}
+		next := c.item(it.Version)
+		next.Nums, next.ExpiresAt, next.Data = it.Nums, it.ExpiresAt, it.Data
+		return records.Rewritten{Item: next, Entries: c.entries()}, nil
+	},
+}
+
 // countOps adjust the counters of the comment's three partitions.
 func (c *Comment) countOps(delta int64) []store.Op {
 	return []store.Op{

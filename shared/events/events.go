@@ -168,18 +168,46 @@ func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event 
 
 // Ops are the writes that record ev; they go into the change's transaction.
 func Ops(ev Event) []store.Op {
-	it := store.Item{
-		PK: partition, SK: records.IDSK(ev.ID),
-		GSI1PK: TypePartition(ev.SubjectType), GSI1SK: records.IDSK(ev.ID),
-		GSI2PK: SubjectPartition(ev.SubjectType, ev.SubjectID), GSI2SK: records.IDSK(ev.ID),
-		Version: 1,
-		Data:    records.Encode(&ev),
-	}
+	it := ev.item(1)
 	ops := []store.Op{store.Put(it, store.IfAbsent, 0), records.CountOp(partition, 1)}
-	return append(ops, records.IndexOps(&it, nil, []records.Entry{{
-		Partition: VerbPartition(ev.Verb), SK: it.SK,
-		GSI1PK: TypeVerbPartition(ev.SubjectType, ev.Verb), GSI1SK: it.SK,
-	}})...)
+	return append(ops, records.IndexOps(&it, nil, ev.entries())...)
+}
+
+func (ev *Event) item(version int64) store.Item {
+	sk := records.IDSK(ev.ID)
+	return store.Item{
+		PK: partition, SK: sk,
+		GSI1PK: TypePartition(ev.SubjectType), GSI1SK: sk,
+		GSI2PK: SubjectPartition(ev.SubjectType, ev.SubjectID), GSI2SK: sk,
+		Version: version,
+		Data:    records.Encode(ev),
+	}
+}
+
+// entries are the event's index entries: its verb's, whose own GSI1 key is
+// its type and verb's.
+func (ev *Event) entries() []records.Entry {
+	sk := records.IDSK(ev.ID)
+	return []records.Entry{{
+		Partition: VerbPartition(ev.Verb), SK: sk,
+		GSI1PK: TypeVerbPartition(ev.SubjectType, ev.Verb), GSI1SK: sk,
+	}}
+}
+
+// Indexer rebuilds the events' index keys and verb entries in a store
+// written before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "events",
+	Partitions: records.OnePartition(partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		var ev Event
+		if err := records.Decode(it, &ev); err != nil {
+			return records.Rewritten{}, err
+		}
+		next := ev.item(it.Version)
+		next.Data = it.Data // as stored
+		return records.Rewritten{Item: next, Entries: ev.entries()}, nil
+	},
 }
 
 // UpdateVerb is the verb of an update: a change of published state is

@@ -88,6 +88,18 @@ func (p *Page) entries() []records.Entry {
 	return es
 }
 
+// Indexer rebuilds the pages' entries in a store written before them
+// (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "pages",
+	Partitions: records.OnePartition(partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		var p Page
+		err := records.Decode(it, &p)
+		return records.Rewritten{Item: *it, Entries: p.entries()}, err
+	},
+}
+
 // writeOps write a page and its entries (old is the page before the
 // change, nil on create): the page first, as records.Create and Update
 // require.

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"github.com/storeadmin/adminapi/shared/comments"
+	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/pages"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// IndexVersion is the version of the index keys and entries this code
+// writes. Raise it, and list the record type's Indexer in indexers, when a
+// change adds or moves index keys or entries of records already stored.
+const IndexVersion = 1
+
+// indexers rebuild every record type whose index keys or entries a
+// version added.
+var indexers = []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer}
+
+// indexVersionKey holds the IndexVersion a store's index was last brought
+// up to (n_version).
+var indexVersionKey = store.Key{PK: "schema", SK: "index"}
+
+// Reindex brings a store written by an earlier version up to IndexVersion:
+// it rebuilds every type's index keys and entries from its records
+// (records.Reindex), then records the version, so that it runs once per
+// version. It is an offline step (see records.Reindex): the local runner
+// runs it before it serves; for DynamoDB, infra/import -reindex runs it
+// while the API is stopped. It reports whether it rebuilt anything.
+func Reindex(ctx context.Context, st store.Store) (bool, error) {
+	it, err := st.Get(ctx, indexVersionKey)
+	switch {
+	case err == nil && it.Nums["version"] >= IndexVersion:
+		return false, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return false, err
+	}
+	if err := records.Reindex(ctx, st, indexers...); err != nil {
+		return false, err
+	}
+	mark := store.Item{PK: indexVersionKey.PK, SK: indexVersionKey.SK, Version: 1, Nums: map[string]int64{"version": IndexVersion}}
+	return true, st.Transact(ctx, store.Put(mark, store.Always, 0))
+}
