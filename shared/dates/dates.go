@@ -41,6 +41,26 @@ func (r Range) Contains(t time.Time) bool {
 	return true
 }
 
+// Seconds are the inclusive ends, at whole seconds, of the times at whole
+// seconds that r contains (every stored time is one): a strict end moves
+// one second inward when it falls on a whole second, a fractional end
+// rounds inward. Zero ends stay open. from after to means nothing matches.
+func (r Range) Seconds() (from, to time.Time) {
+	if !r.Min.IsZero() {
+		from = r.Min.Truncate(time.Second)
+		if from.Before(r.Min) || !r.Inclusive {
+			from = from.Add(time.Second)
+		}
+	}
+	if !r.Max.IsZero() {
+		to = r.Max.Truncate(time.Second)
+		if to.Equal(r.Max) && !r.Inclusive {
+			to = to.Add(-time.Second)
+		}
+	}
+	return from, to
+}
+
 // ParseRange reads <name>_min and <name>_max in any of convention 9's forms:
 // "YYYY-MM-DD HH:MM", "YYYY-MM-DD" (both read in the shop's time zone,
 // loc) and ISO 8601 with an offset. A bad value is 400 naming the parameter.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -34,42 +33,32 @@ func (f *Filter) matches(p *Page) bool {
 }
 
 // source is the query a list or count of f reads, the most selective the
-// filters allow: the title's entries, then an updated_at or published_at
-// range (in that time's order), then the published state's entries, then
-// the pages themselves; since_id and created_at bound the id-ordered ones
-// by key. match checks what the keys leave unchecked; it is nil when they
-// answer f exactly, so that a page of a single filter reads limit+1 items.
+// filters allow (records.Plan): the title's entries, then an updated_at or
+// published_at range (in that time's order), then the published state's
+// entries, then the pages themselves. match checks what the keys leave
+// unchecked; it is nil when they answer f exactly, so that a page of a
+// single filter reads limit+1 items.
 func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher) {
-	idOrdered := true
-	exact := f.Handle == ""
-	switch {
-	case f.Title != "":
-		q = store.Query{PK: titlePartition(f.Title)}
-		exact = exact && len(f.Title) <= 200 && f.Updated.Empty() && f.PublishedAt.Empty() && f.Status == publishing.Any
-	case !f.Updated.Empty():
-		q, idOrdered = store.Query{PK: byUpdated}, false
-		q.After, q.Before = records.TimeBounds(f.Updated.Min, f.Updated.Max)
-		exact = exact && wholeSeconds(f.Updated) && f.PublishedAt.Empty() && f.Status == publishing.Any
-	case !f.PublishedAt.Empty():
-		q, idOrdered = store.Query{PK: byPublished}, false
-		q.After, q.Before = records.TimeBounds(f.PublishedAt.Min, f.PublishedAt.Max)
-		exact = exact && wholeSeconds(f.PublishedAt) && f.Status != publishing.OnlyUnpublished
-	case f.Status != publishing.Any:
-		q = store.Query{PK: statePartition(f.Status == publishing.OnlyPublished)}
-	default:
-		q = store.Query{PK: partition}
+	p := records.Plan{All: store.Query{PK: partition}, Created: f.Created, SinceID: sinceID}
+	if f.Title != "" {
+		p.Keyed = append(p.Keyed, records.Exact(partition, "title", f.Title))
 	}
-	if idOrdered {
-		if sinceID > 0 {
-			q.After = records.IDSK(sinceID)
+	if !f.Updated.Empty() {
+		p.Keyed = append(p.Keyed, records.Timed(partition, "updated_at", f.Updated))
+	}
+	if !f.PublishedAt.Empty() {
+		k := records.Timed(partition, "published_at", f.PublishedAt)
+		if f.Status == publishing.OnlyPublished {
+			k.Answers = 2 // only published pages have published_at entries
 		}
-		after, before := records.IDBounds(f.Created.Min, f.Created.Max)
-		q = records.Tighten(q, after, before)
-		exact = exact && wholeSeconds(f.Created)
-	} else {
-		exact = exact && sinceID == 0 && f.Created.Empty()
+		p.Keyed = append(p.Keyed, k)
 	}
-	if exact {
+	if f.Status != publishing.Any {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{PK: statePartition(f.Status == publishing.OnlyPublished)}})
+	}
+	p.Given = len(p.Keyed)
+	q, exact := p.Source()
+	if exact && f.Handle == "" {
 		return q, nil
 	}
 	return q, func(it *store.Item) (bool, error) {
@@ -80,10 +69,6 @@ func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher) {
 		return p.ID > sinceID && f.matches(&p), nil
 	}
 }
-
-// wholeSeconds reports whether a range's ends fall on whole seconds, as
-// every stored time does, so that keys at second precision answer it.
-func wholeSeconds(r dates.Range) bool { return r.Min.Nanosecond() == 0 && r.Max.Nanosecond() == 0 }
 
 // List returns the window of the matching pages after sinceID and where it
 // lies: in id order, or in updated_at or published_at order when that

@@ -263,6 +263,9 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		var made []map[string]any
 		for i := range 12 {
+			if i == 6 {
+				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+			}
 			made = append(made, create(t, e, map[string]any{"title": []string{"About", "Contact", "FAQ"}[i%3], "published": i%4 != 0}))
 		}
 		e.Do("PUT", path(made[0]), map[string]any{"page": map[string]any{"title": "FAQ", "published": true}}).Expect(t, 200)
@@ -280,7 +283,16 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 		third := int64(whole[2].(map[string]any)["id"].(float64))
 		createdAt := func(p map[string]any) time.Time { c, _ := time.Parse(time.RFC3339, p["created_at"].(string)); return c }
 		edge := createdAt(whole[5].(map[string]any))
-		at := func(d time.Duration) string { return url.QueryEscape(edge.Add(d).Format(time.RFC3339)) }
+		at := func(d time.Duration) string { return url.QueryEscape(edge.Add(d).Format(time.RFC3339Nano)) }
+		after := func(d time.Duration) func(map[string]any) bool {
+			return func(p map[string]any) bool { return createdAt(p).After(edge.Add(d)) }
+		}
+		before := func(d time.Duration) func(map[string]any) bool {
+			return func(p map[string]any) bool { return createdAt(p).Before(edge.Add(d)) }
+		}
+		updatedAt := func(p map[string]any) time.Time { c, _ := time.Parse(time.RFC3339, p["updated_at"].(string)); return c }
+		uedge := updatedAt(whole[2].(map[string]any))
+		updated := func(d time.Duration) string { return url.QueryEscape(uedge.Add(d).Format(time.RFC3339Nano)) }
 		all := func(map[string]any) bool { return true }
 		none := func(map[string]any) bool { return false }
 		titled := func(title string) func(map[string]any) bool {
@@ -299,10 +311,15 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			{Query: "created_at_min=" + stamp(time.Hour), Keep: none},
 			{Query: "created_at_max=" + stamp(-time.Hour), Keep: none},
 			{Query: "updated_at_min=" + stamp(-time.Hour), Keep: all},
-			{Query: "created_at_min=" + at(0), Keep: func(p map[string]any) bool { return !createdAt(p).Before(edge) }},
-			{Query: "created_at_max=" + at(0), Keep: func(p map[string]any) bool { return !createdAt(p).After(edge) }},
-			{Query: "created_at_max=" + at(-time.Second), Keep: func(p map[string]any) bool { return createdAt(p).Before(edge) }},
-			{Query: "created_at_min=" + at(time.Second), Keep: func(p map[string]any) bool { return createdAt(p).After(edge) }},
+			// _min and _max are strict (after, before), at any precision.
+			{Query: "created_at_min=" + at(0), Keep: after(0)},
+			{Query: "created_at_max=" + at(0), Keep: before(0)},
+			{Query: "created_at_max=" + at(-time.Second), Keep: before(-time.Second)},
+			{Query: "created_at_min=" + at(-time.Second), Keep: after(-time.Second)},
+			{Query: "created_at_min=" + at(-time.Second/2), Keep: after(-time.Second / 2)},
+			{Query: "created_at_max=" + at(time.Second/2), Keep: before(time.Second / 2)},
+			{Query: "updated_at_min=" + updated(0), Keep: func(p map[string]any) bool { return updatedAt(p).After(uedge) }},
+			{Query: "updated_at_max=" + updated(0), Keep: func(p map[string]any) bool { return updatedAt(p).Before(uedge) }},
 			{Query: "updated_at_max=" + stamp(-time.Hour), Keep: none},
 			{Query: "published_at_min=" + stamp(-time.Hour), Keep: published},
 			{Query: "published_at_min=" + stamp(-time.Hour) + "&published_status=unpublished", Keep: none, Source: published},

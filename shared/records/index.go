@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -26,11 +27,14 @@ type Entry struct {
 	Counted bool
 }
 
+// maxExactValue is the longest value an ExactPartition names as it is.
+const maxExactValue = 200
+
 // ExactPartition is the partition of the records whose field equals value.
 // Long values are hashed to keep keys small; readers check the field on
 // what they read, so a hash collision costs a read, never a wrong answer.
 func ExactPartition(partition, field, value string) string {
-	if len(value) > 200 {
+	if len(value) > maxExactValue {
 		sum := sha256.Sum256([]byte(value))
 		value = "sha256:" + hex.EncodeToString(sum[:])
 	}
@@ -48,23 +52,27 @@ const stampLayout = "2006-01-02T15:04:05Z"
 // TimeSK is the sort key of a record at time t in a TimePartition.
 func TimeSK(t time.Time, id int64) string { return t.UTC().Format(stampLayout) + "#" + IDSK(id) }
 
-// TimeBounds are the exclusive key bounds of the TimeSKs between min and
-// max, both inclusive at second precision; zero ends are open.
-func TimeBounds(min, max time.Time) (after, before string) {
-	if !min.IsZero() {
-		after = min.UTC().Format(stampLayout) // every key of that second sorts after it
+// TimeRange is the exclusive key bounds, in a TimePartition, of the times
+// r contains (dates.Range.Seconds).
+func TimeRange(r dates.Range) (after, before string) {
+	from, to := r.Seconds()
+	if !from.IsZero() {
+		after = from.UTC().Format(stampLayout) // every key of that second sorts after it
 	}
-	if !max.IsZero() {
-		before = max.UTC().Format(stampLayout) + "#~" // and before this
+	if !to.IsZero() {
+		before = to.UTC().Format(stampLayout) + "#~" // and before this
+	} else if !r.Max.IsZero() {
+		before = "0" // the end rounded below year 1: nothing
 	}
 	return after, before
 }
 
-// IDBounds are the exclusive IDSK bounds of the ids assigned between from
-// and to, both inclusive at second precision (ids carry their second, see
-// ids.At); zero ends are open. They answer created_at ranges exactly for
-// records whose created_at is their id's second (ids.Time).
-func IDBounds(from, to time.Time) (after, before string) {
+// IDRange is the exclusive IDSK bounds of the ids assigned in the seconds
+// r contains (ids carry their second, see ids.At). It answers created_at
+// ranges exactly for records whose created_at is their id's second
+// (ids.Time).
+func IDRange(r dates.Range) (after, before string) {
+	from, to := r.Seconds()
 	if !from.IsZero() {
 		if at := ids.At(from); at > 0 {
 			after = IDSK(at - 1)
@@ -72,6 +80,8 @@ func IDBounds(from, to time.Time) (after, before string) {
 	}
 	if !to.IsZero() {
 		before = IDSK(max(ids.At(to.Add(time.Second)), 0))
+	} else if !r.Max.IsZero() {
+		before = IDSK(0)
 	}
 	return after, before
 }
