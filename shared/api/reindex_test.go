@@ -45,6 +45,26 @@ func TestReindexAnOldStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// Script tags and webhooks of the demo app (1001) before their
+		// updated_at and topic entries.
+		for i := range 3 {
+			id := e.Deps.IDs.Next()
+			sk := records.IDSK(id)
+			tag := fmt.Sprintf(`{"id":%d,"src":"https://example.com/%d.js","event":"onload","display_scope":"all","created_at":%q,"updated_at":%q}`,
+				id, i, stamp.Format(time.RFC3339), stamp.Format(time.RFC3339))
+			hook := fmt.Sprintf(`{"id":%d,"address":"https://example.com/%d","topic":"orders/create","format":"json","created_at":%q,"updated_at":%q,"app_id":1001}`,
+				id, i, stamp.Format(time.RFC3339), stamp.Format(time.RFC3339))
+			err := st.Transact(ctx,
+				store.Put(store.Item{PK: "script_tag#app#1001", SK: sk, GSI1PK: fmt.Sprintf("script_tag#app#1001#src#https://example.com/%d.js", i), GSI1SK: sk,
+					Version: 1, Data: []byte(tag)}, store.IfAbsent, 0),
+				records.CountOp("script_tag#app#1001", 1),
+				store.Put(store.Item{PK: "webhook#app#1001", SK: sk, GSI1PK: "webhook#topic#orders/create", GSI1SK: sk,
+					GSI2PK: fmt.Sprintf("webhook#app#1001#address#https://example.com/%d", i), GSI2SK: sk, Version: 1, Data: []byte(hook)}, store.IfAbsent, 0),
+				records.CountOp("webhook#app#1001", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		if n := len(e.Do("GET", "/web/pages.json?title=Old%200", nil).Expect(t, http.StatusOK).List(t, "pages")); n != 0 {
 			t.Fatalf("before the rebuild the title filter found %d old pages; the test does not make an old store", n)
 		}
@@ -69,6 +89,16 @@ func TestReindexAnOldStore(t *testing.T) {
 			})
 		}
 		check()
+		since := apitest.Stamp(stamp.Add(-time.Hour))
+		if n := len(e.Do("GET", "/web/script_tags.json?updated_at_min="+since, nil).Expect(t, http.StatusOK).List(t, "script_tags")); n != 3 {
+			t.Errorf("%d script tags updated in the last hour, want the 3 old ones", n)
+		}
+		if n := len(e.Do("GET", "/admin/webhooks.json?updated_at_min="+since, nil).Expect(t, http.StatusOK).List(t, "webhooks")); n != 3 {
+			t.Errorf("%d webhooks updated in the last hour, want the 3 old ones", n)
+		}
+		if n := e.Do("GET", "/admin/webhooks/count.json?topic=orders/create", nil).Expect(t, http.StatusOK).JSON(t)["count"]; n != 3.0 {
+			t.Errorf("%v webhooks of orders/create, want the 3 old ones", n)
+		}
 		got := e.Do("GET", "/com/events.json?filter=Page&verb=published&limit=250", nil).Expect(t, http.StatusOK).List(t, "events")
 		if len(got) != 9 {
 			t.Errorf("%d Page published events, want the 9 old ones", len(got))

@@ -101,3 +101,39 @@ func CheckFilters(t *testing.T, e *Env, c FilterCheck, whole []any, filters []Fi
 
 // Stamp formats t for a query string (RFC 3339, escaped).
 func Stamp(t time.Time) string { return url.QueryEscape(t.Format(time.RFC3339)) }
+
+// RangeFilters are the <field>_min and _max filters of one of whole's time
+// fields around a record's time: at it (the ends are strict), a second and
+// half a second either side, and an hour out, each answered by keys. A
+// record without the time (a null published_at) never matches.
+func RangeFilters(field string, whole []any) []Filter {
+	var times []time.Time
+	for _, v := range whole {
+		if t, ok := timeOf(v, field); ok {
+			times = append(times, t)
+		}
+	}
+	if len(times) == 0 {
+		return nil
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	edge := times[len(times)/2]
+	var fs []Filter
+	for _, d := range []time.Duration{0, -time.Second, time.Second, -time.Second / 2, time.Second / 2, -time.Hour, time.Hour} {
+		at := edge.Add(d)
+		value := url.QueryEscape(at.Format(time.RFC3339Nano))
+		fs = append(fs,
+			Filter{Query: field + "_min=" + value, Keep: func(r map[string]any) bool { t, ok := timeOf(r, field); return ok && t.After(at) }},
+			Filter{Query: field + "_max=" + value, Keep: func(r map[string]any) bool { t, ok := timeOf(r, field); return ok && t.Before(at) }})
+	}
+	return fs
+}
+
+func timeOf(record any, field string) (time.Time, bool) {
+	s, ok := record.(map[string]any)[field].(string)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return t, err == nil
+}

@@ -104,18 +104,10 @@ var Indexer = records.Indexer{
 // change, nil on create): the page first, as records.Create and Update
 // require.
 func (p *Page) writeOps(old *store.Item, oldPage *Page) []store.Op {
-	var it store.Item
-	var first store.Op
-	var before []records.Entry
 	if old == nil {
-		it = p.item(1)
-		first = store.Put(it, store.IfAbsent, 0)
-	} else {
-		it = p.item(old.Version + 1)
-		first = store.Put(it, store.IfVersion, old.Version)
-		before = oldPage.entries()
+		return records.WriteOps(p.item(0), 0, nil, p.entries())
 	}
-	return append([]store.Op{first}, records.IndexOps(&it, before, p.entries())...)
+	return records.WriteOps(p.item(0), old.Version, oldPage.entries(), p.entries())
 }
 
 // subject is the page as the events log names it.

@@ -137,3 +137,15 @@ func IndexOps(it *store.Item, old, next []Entry) []store.Op {
 	}
 	return ops
 }
+
+// WriteOps write a record's item and its entries, the item first (as Create
+// and Update require): a create when old is 0 (version 1, if absent), else
+// an update of version old; its entries go from before to next (IndexOps).
+func WriteOps(it store.Item, old int64, before, next []Entry) []store.Op {
+	it.Version = old + 1
+	first := store.Put(it, store.IfVersion, old)
+	if old == 0 {
+		first = store.Put(it, store.IfAbsent, 0)
+	}
+	return append([]store.Op{first}, IndexOps(&it, before, next)...)
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -15,47 +16,48 @@ import (
 // (admin.AppFrom).
 type Service struct{ *platform.Deps }
 
-// Filter is the list and count filters: Src narrows the app's partition
-// through GSI1, the date ranges are checked on each record read.
+// Filter is the list and count filters, each served by keys
+// (records.Plan): src by GSI1, updated_at by the tags' updated_at entries,
+// created_at and since_id by id.
 type Filter struct {
 	Src string
 	dates.Stamps
 }
 
-func (f *Filter) query(appID, sinceID int64) store.Query {
-	q := store.Query{PK: Partition(appID)}
+func (f *Filter) source(appID, sinceID int64) (store.Query, records.Matcher) {
+	p := records.Plan{All: store.Query{PK: Partition(appID)}, Created: f.Created, SinceID: sinceID}
 	if f.Src != "" {
-		q = store.Query{Index: store.GSI1, PK: srcIndexKey(appID, f.Src)}
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI1, PK: srcIndexKey(appID, f.Src)}})
 	}
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
+	if !f.Updated.Empty() {
+		p.Keyed = append(p.Keyed, records.Timed(Partition(appID), "updated_at", f.Updated))
 	}
-	return q
-}
-
-func (f *Filter) matcher() records.Matcher {
-	if f.Stamps.Empty() {
-		return nil
+	p.Given = len(p.Keyed)
+	q, exact := p.Source()
+	if exact {
+		return q, nil
 	}
-	return func(it *store.Item) (bool, error) {
+	return q, func(it *store.Item) (bool, error) {
 		var t ScriptTag
 		if err := records.Decode(it, &t); err != nil {
 			return false, err
 		}
-		return f.Stamps.Contains(t.CreatedAt.Time, t.UpdatedAt.Time), nil
+		return t.ID > sinceID && (f.Src == "" || t.Src == f.Src) && f.Stamps.Contains(t.CreatedAt.Time, t.UpdatedAt.Time), nil
 	}
 }
 
-// List returns the window of the app's matching tags in id order after
-// sinceID, and where it lies.
+// List returns the window of the app's matching tags after sinceID, and
+// where it lies: in id order, or in updated_at order for that range.
 func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]ScriptTag, records.Span, error) {
-	return records.Spanned[ScriptTag](records.ListWindow(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), w))
+	q, match := f.source(admin.AppFrom(ctx).ID, sinceID)
+	return records.Spanned[ScriptTag](records.ListWindow(ctx, s.Store, q, match, w))
 }
 
 // Count counts the app's matching tags (unfiltered: its counter).
 func (s Service) Count(ctx context.Context, f Filter) (int, error) {
 	appID := admin.AppFrom(ctx).ID
-	return records.CountOf(ctx, s.Store, Partition(appID), f.query(appID, 0), f.matcher())
+	q, match := f.source(appID, 0)
+	return records.CountOf(ctx, s.Store, Partition(appID), q, match)
 }
 
 // Get returns one of the app's tags; another app's is admin.NotFound.
@@ -65,21 +67,19 @@ func (s Service) Get(ctx context.Context, id int64) (ScriptTag, error) {
 	return t, err
 }
 
-// Create adds a tag to the app's partition.
+// Create adds a tag to the app's partition, with its entries and count.
 func (s Service) Create(ctx context.Context, in *Input) (ScriptTag, error) {
 	appID := admin.AppFrom(ctx).ID
 	var t ScriptTag
 	if err := in.apply(&t, true); err != nil {
 		return t, err
 	}
-	t.CreatedAt = admin.Now()
-	t.UpdatedAt = t.CreatedAt
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		t.ID = id
-		return []store.Op{
-			store.Put(t.item(appID, 1), store.IfAbsent, 0),
-			records.CountOp(Partition(appID), 1),
-		}, nil
+		// created_at is the id's second, so that created_at ranges are id ranges.
+		t.CreatedAt = admin.Time{Time: ids.Time(id)}
+		t.UpdatedAt = t.CreatedAt
+		return append(t.writeOps(appID, nil, nil), records.CountOp(Partition(appID), 1)), nil
 	})
 	return t, err
 }
@@ -92,39 +92,46 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (ScriptTag, er
 		if err := records.Decode(it, &t); err != nil {
 			return nil, err
 		}
+		old := t
 		if err := in.apply(&t, false); err != nil {
 			return nil, err
 		}
 		t.UpdatedAt = admin.Now()
-		return []store.Op{records.PutNext(t.item(appID, it.Version))}, nil
+		return t.writeOps(appID, it, &old), nil
 	})
 	return t, err
 }
 
-// Delete removes one of the app's tags in one round trip: the delete only
-// succeeds if the caller's tag exists.
+// Delete removes one of the app's tags with its entries and count.
 func (s Service) Delete(ctx context.Context, id int64) error {
 	appID := admin.AppFrom(ctx).ID
-	err := records.Transact(ctx, s.Store,
-		store.Delete(key(appID, id), store.IfPresent, 0),
-		records.CountOp(Partition(appID), -1))
-	if store.FailedOp(err) == 0 {
-		return admin.NotFound
-	}
-	return err
+	return records.Update(ctx, s.Store, key(appID, id), func(it *store.Item) ([]store.Op, error) {
+		var t ScriptTag
+		if err := records.Decode(it, &t); err != nil {
+			return nil, err
+		}
+		ops := []store.Op{store.Delete(it.Key(), store.IfVersion, it.Version), records.CountOp(Partition(appID), -1)}
+		return append(ops, records.IndexOps(nil, t.entries(appID), nil)...), nil
+	})
 }
 
 // DeleteAllOfApp deletes every script tag of an app (uninstall, §2.13),
-// a transaction per page of its partition.
+// each with its entries, a transaction per page of its partition.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
+	const perTag = 2 // the tag and its updated_at entry
 	for {
-		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: store.MaxTransactItems - 1})
+		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: (store.MaxTransactItems - 1) / perTag})
 		if err != nil || len(items) == 0 {
 			return err
 		}
-		ops := make([]store.Op, 0, len(items)+1)
+		ops := make([]store.Op, 0, perTag*len(items)+1)
 		for i := range items {
+			var t ScriptTag
+			if err := records.Decode(&items[i], &t); err != nil {
+				return err
+			}
 			ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
+			ops = append(ops, records.IndexOps(nil, t.entries(appID), nil)...)
 		}
 		ops = append(ops, records.CountOp(Partition(appID), -int64(len(items))))
 		if err := records.Transact(ctx, st, ops...); err != nil {

@@ -3,7 +3,9 @@
 // Script tags belong to the app that created them, so the app is part of
 // the partition: script_tag#app#<app id>/<id>. Another app's id is simply
 // absent from the caller's partition (404), and an app's list reads only
-// its own tags. GSI1 indexes each tag by app and src for the src filter.
+// its own tags. GSI1 indexes each tag by app and src for the src filter;
+// an entry per tag in script_tag#app#<app id>#by:updated_at orders them by
+// updated_at for that range (created_at is the id's second, a key range).
 package scripttags
 
 import (
@@ -40,11 +42,47 @@ const maxSrcLen = 1024
 
 // Partition is the partition of an app's script tags; uninstalling an app
 // deletes it.
-func Partition(appID int64) string { return "script_tag#app#" + strconv.FormatInt(appID, 10) }
+func Partition(appID int64) string { return partitionPrefix + strconv.FormatInt(appID, 10) }
+
+const partitionPrefix = "script_tag#app#"
 
 func key(appID, id int64) store.Key { return store.Key{PK: Partition(appID), SK: records.IDSK(id)} }
 
 func srcIndexKey(appID int64, src string) string { return Partition(appID) + "#src#" + src }
+
+func byUpdated(appID int64) string { return records.TimePartition(Partition(appID), "updated_at") }
+
+// entries are the tag's index entries (records.Entry).
+func (t *ScriptTag) entries(appID int64) []records.Entry {
+	return []records.Entry{{Partition: byUpdated(appID), SK: records.TimeSK(t.UpdatedAt.Time, t.ID)}}
+}
+
+// writeOps write a tag and its entries (old is the tag before the change,
+// nil on create): the tag first, as records.Create and Update require.
+func (t *ScriptTag) writeOps(appID int64, old *store.Item, oldTag *ScriptTag) []store.Op {
+	if old == nil {
+		return records.WriteOps(t.item(appID, 0), 0, nil, t.entries(appID))
+	}
+	return records.WriteOps(t.item(appID, 0), old.Version, oldTag.entries(appID), t.entries(appID))
+}
+
+// Indexer rebuilds the tags' index keys and entries in a store written
+// before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "script tags",
+	Partitions: records.PerParent("app", Partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		var t ScriptTag
+		if err := records.Decode(it, &t); err != nil {
+			return records.Rewritten{}, err
+		}
+		appID, err := strconv.ParseInt(strings.TrimPrefix(it.PK, partitionPrefix), 10, 64)
+		if err != nil {
+			return records.Rewritten{}, err
+		}
+		return records.Rewritten{Item: t.item(appID, it.Version), Entries: t.entries(appID)}, nil
+	},
+}
 
 func (t *ScriptTag) item(appID, version int64) store.Item {
 	return store.Item{

@@ -157,3 +157,57 @@ func TestScriptTagRules(t *testing.T) {
 		}
 	}
 }
+
+// Every filter, alone and combined, answers what filtering the whole list
+// would, after updates and deletes have moved tags in their updated_at
+// entries; counts agree, and each reads only its matches.
+func TestFiltersAgreeWithTheWholeList(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		srcs := []string{"https://example.com/a.js", "https://example.com/b.js", "https://example.com/c.js"}
+		var made []map[string]any
+		for i := range 9 {
+			if i == 5 {
+				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+			}
+			made = append(made, create(t, e, apitest.DemoToken, srcs[i%3]))
+		}
+		time.Sleep(time.Second)
+		path := func(tag map[string]any) string { return fmt.Sprintf("/web/script_tags/%d.json", int64(tag["id"].(float64))) }
+		e.Do("PUT", path(made[0]), body(map[string]any{"src": srcs[1]})).Expect(t, 200)
+		e.Do("PUT", path(made[6]), body(map[string]any{"display_scope": "online_store"})).Expect(t, 200)
+		e.Do("DELETE", path(made[2]), nil).Expect(t, 200)
+
+		whole := e.Do("GET", "/web/script_tags.json?limit=250", nil).Expect(t, 200).List(t, "script_tags")
+		if len(whole) != 8 {
+			t.Fatalf("%d tags, want 8", len(whole))
+		}
+		third := int64(whole[2].(map[string]any)["id"].(float64))
+		src := func(s string) func(map[string]any) bool { return func(r map[string]any) bool { return r["src"] == s } }
+		updatedAfter := func(r map[string]any) bool { return r["created_at"] != r["updated_at"] }
+		filters := []apitest.Filter{
+			{Query: "", Keep: func(map[string]any) bool { return true }},
+			{Query: "src=" + url.QueryEscape(srcs[1]), Keep: src(srcs[1])},
+			{Query: "src=" + url.QueryEscape("https://example.com/none.js"), Keep: src("")},
+			{Query: fmt.Sprintf("src=%s&since_id=%d", url.QueryEscape(srcs[1]), third), NoCount: true, Keep: func(r map[string]any) bool {
+				return r["src"] == srcs[1] && int64(r["id"].(float64)) > third
+			}},
+			{Query: "src=" + url.QueryEscape(srcs[0]) + "&updated_at_min=" + url.QueryEscape(made[8]["updated_at"].(string)), Source: src(srcs[0]), Keep: func(r map[string]any) bool {
+				return r["src"] == srcs[0] && updatedAfter(r)
+			}},
+		}
+		for _, field := range []string{"created_at", "updated_at"} {
+			filters = append(filters, apitest.RangeFilters(field, whole)...)
+		}
+		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/script_tags.json", Count: "/web/script_tags/count.json", Key: "script_tags"}, whole, filters)
+
+		// Uninstalling the app takes its tags' entries too.
+		if err := scripttags.DeleteAllOfApp(t.Context(), e.Deps.Store, 1001); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"", "updated_at_min=2000-01-01", "src=" + url.QueryEscape(srcs[1])} {
+			if l := e.Do("GET", "/web/script_tags.json?"+q, nil).Expect(t, 200).List(t, "script_tags"); len(l) != 0 {
+				t.Errorf("after uninstall, ?%s lists %v", q, l)
+			}
+		}
+	}, api.ScriptTags)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -18,41 +19,45 @@ import (
 // Subscribers, DeleteAllOfApp) serve the dispatcher and app uninstall.
 type Service struct{ *platform.Deps }
 
-// Filter is the list and count filters: Address narrows the app's webhooks
-// through GSI2; Topic and the date ranges are checked on each record read.
+// Filter is the list and count filters, each served by keys
+// (records.Plan): address by GSI2, topic and updated_at by the webhooks'
+// entries, created_at and since_id by id.
 type Filter struct {
 	Address, Topic string
 	dates.Stamps
 }
 
-func (f *Filter) query(appID, sinceID int64) store.Query {
-	q := store.Query{PK: Partition(appID)}
+func (f *Filter) source(appID, sinceID int64) (store.Query, records.Matcher) {
+	p := records.Plan{All: store.Query{PK: Partition(appID)}, Created: f.Created, SinceID: sinceID}
 	if f.Address != "" {
-		q = store.Query{Index: store.GSI2, PK: addressIndexKey(appID, f.Address)}
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: addressIndexKey(appID, f.Address)}})
 	}
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
+	if f.Topic != "" {
+		p.Keyed = append(p.Keyed, records.Exact(Partition(appID), "topic", f.Topic))
 	}
-	return q
-}
-
-func (f *Filter) matcher() records.Matcher {
-	if f.Topic == "" && f.Stamps.Empty() {
-		return nil
+	if !f.Updated.Empty() {
+		p.Keyed = append(p.Keyed, records.Timed(Partition(appID), "updated_at", f.Updated))
 	}
-	return func(it *store.Item) (bool, error) {
+	p.Given = len(p.Keyed)
+	q, exact := p.Source()
+	if exact {
+		return q, nil
+	}
+	return q, func(it *store.Item) (bool, error) {
 		w, err := decode(it)
 		if err != nil {
 			return false, err
 		}
-		return (f.Topic == "" || w.Topic == f.Topic) && f.Stamps.Contains(w.CreatedAt.Time, w.UpdatedAt.Time), nil
+		return w.ID > sinceID && (f.Address == "" || w.Address == f.Address) && (f.Topic == "" || w.Topic == f.Topic) &&
+			f.Stamps.Contains(w.CreatedAt.Time, w.UpdatedAt.Time), nil
 	}
 }
 
 // List returns the window of the app's matching webhooks in id order after
 // sinceID, and where it lies.
 func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Webhook, records.Span, error) {
-	items, span, err := records.ListWindow(ctx, s.Store, f.query(admin.AppFrom(ctx).ID, sinceID), f.matcher(), w)
+	q, match := f.source(admin.AppFrom(ctx).ID, sinceID)
+	items, span, err := records.ListWindow(ctx, s.Store, q, match, w)
 	if err != nil {
 		return nil, records.Span{}, err
 	}
@@ -65,10 +70,11 @@ func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Wi
 	return out, span, nil
 }
 
-// Count counts the app's matching webhooks (unfiltered: its counter).
+// Count counts the app's matching webhooks: unfiltered or by topic, a
+// counter; else the keys of the source's range.
 func (s Service) Count(ctx context.Context, f Filter) (int, error) {
-	appID := admin.AppFrom(ctx).ID
-	return records.CountOf(ctx, s.Store, Partition(appID), f.query(appID, 0), f.matcher())
+	q, match := f.source(admin.AppFrom(ctx).ID, 0)
+	return records.CountOf(ctx, s.Store, q.PK, q, match)
 }
 
 // Get returns one of the app's webhooks; another app's is admin.NotFound.
@@ -85,21 +91,21 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 	if err := in.apply(&wh, true, s.Outbound.Refuses); err != nil {
 		return wh, err
 	}
-	wh.CreatedAt = admin.Now()
-	wh.UpdatedAt = wh.CreatedAt
 	var err error
+	claimAt := -1
 	if wh.Subscribed, err = tick(ctx, s.Store, wh.Topic); err != nil {
 		return wh, err
 	}
 	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		wh.ID = id
-		return []store.Op{
-			store.Put(wh.item(1), store.IfAbsent, 0),
-			wh.guardOp(),
-			records.CountOp(Partition(app.ID), 1),
-		}, nil
+		// created_at is the id's second, so that created_at ranges are id ranges.
+		wh.CreatedAt = admin.Time{Time: ids.Time(id)}
+		wh.UpdatedAt = wh.CreatedAt
+		ops := records.WriteOps(wh.item(0), 0, nil, wh.entries())
+		claimAt = len(ops)
+		return append(ops, wh.guardOp(), records.CountOp(Partition(app.ID), 1)), nil
 	})
-	if store.FailedOp(err) == 1 {
+	if claimAt > 0 && store.FailedOp(err) == claimAt {
 		return wh, admin.Invalid("address", MsgAddressTaken)
 	}
 	return wh, err
@@ -111,11 +117,13 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, error) {
 	app := admin.AppFrom(ctx)
 	var wh Webhook
+	claimAt := -1
 	err := records.Update(ctx, s.Store, key(app.ID, id), func(it *store.Item) ([]store.Op, error) {
 		var err error
 		if wh, err = decode(it); err != nil {
 			return nil, err
 		}
+		old := wh
 		oldGuard, oldTopic := guardKey(wh.AppID, wh.Topic, wh.Address), wh.Topic
 		if err := in.apply(&wh, false, s.Outbound.Refuses); err != nil {
 			return nil, err
@@ -126,13 +134,14 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 			}
 		}
 		wh.UpdatedAt = admin.Now()
-		ops := []store.Op{records.PutNext(wh.item(it.Version))}
+		ops := records.WriteOps(wh.item(0), it.Version, old.entries(), wh.entries())
 		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
+			claimAt = len(ops)
 			ops = append(ops, wh.guardOp(), store.Delete(oldGuard, store.Always, 0))
 		}
 		return ops, nil
 	})
-	if store.FailedOp(err) == 1 {
+	if claimAt > 0 && store.FailedOp(err) == claimAt {
 		return wh, admin.Invalid("address", MsgAddressTaken)
 	}
 	return wh, err
@@ -175,8 +184,9 @@ func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, 
 	return out, nil
 }
 
-// deleteBatch webhooks per transaction: two ops each plus the count shard.
-const deleteBatch = (store.MaxTransactItems - 1) / 2
+// deleteBatch webhooks per transaction: the webhook, its guard, its two
+// entries and its topic's count, plus the partition's count.
+const deleteBatch = (store.MaxTransactItems - 1) / 5
 
 // DeleteAllOfApp deletes every webhook of an app with its guard, then the
 // app's count shards (app uninstall). It reads the partition a batch at a
@@ -204,9 +214,10 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 				ops = append(ops,
 					store.Delete(items[i].Key(), store.IfVersion, items[i].Version),
 					store.Delete(guardKey(appID, w.Topic, w.Address), store.Always, 0))
+				ops = append(ops, records.IndexOps(nil, w.entries(), nil)...)
 			}
 			ops = append(ops, records.CountOp(part, -int64(len(items))))
-			if err := records.Transact(ctx, st, ops...); err != nil {
+			if err := records.Transact(ctx, st, records.CoalesceCounts(ops)...); err != nil {
 				return store.FailedOp(err) >= 0, err // a webhook changed meanwhile: read again
 			}
 		}
@@ -240,10 +251,11 @@ func Remove(ctx context.Context, st store.Store, appID, id int64) error {
 		if err != nil {
 			return nil, err
 		}
-		return []store.Op{
+		ops := []store.Op{
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			store.Delete(guardKey(appID, wh.Topic, wh.Address), store.Always, 0),
 			records.CountOp(Partition(appID), -1),
-		}, nil
+		}
+		return append(ops, records.IndexOps(nil, wh.entries(), nil)...), nil
 	})
 }

@@ -7,6 +7,8 @@
 //	  GSI1                   webhook#topic#<topic> / id   (every app's subscribers of a topic)
 //	  GSI2                   webhook#app#<app id>#address#<address> / id   (address filter)
 //	topic+address guard      webhook#guard#<app id> / <topic>\n<address>   (same transaction)
+//	topic entry              webhook#app#<app id>#topic=<topic> / id   (counted: topic filter and count)
+//	updated_at entry         webhook#app#<app id>#by:updated_at / <updated_at>#id
 //	count shards             count#webhook#app#<app id>
 //	subscription clock       webhook#clock / <topic>   (n_n: one tick per subscription to the topic)
 //
@@ -164,6 +166,27 @@ func (w *Webhook) item(version int64) store.Item {
 		Version: version,
 		Data:    records.Encode(stored{Webhook: *w, AppID: w.AppID, Subscribed: w.Subscribed}),
 	}
+}
+
+// entries are the webhook's index entries (records.Entry), copies of it
+// written in its transactions.
+func (w *Webhook) entries() []records.Entry {
+	sk := records.IDSK(w.ID)
+	return []records.Entry{
+		{Partition: records.ExactPartition(Partition(w.AppID), "topic", w.Topic), SK: sk, Counted: true},
+		{Partition: records.TimePartition(Partition(w.AppID), "updated_at"), SK: records.TimeSK(w.UpdatedAt.Time, w.ID)},
+	}
+}
+
+// Indexer rebuilds the webhooks' entries in a store written before them
+// (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "webhooks",
+	Partitions: records.PerParent("app", Partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		w, err := decode(it)
+		return records.Rewritten{Item: *it, Entries: w.entries()}, err
+	},
 }
 
 // clockKey addresses a topic's subscription clock.

@@ -549,3 +549,63 @@ func TestWebhookRules(t *testing.T) {
 		}
 	}
 }
+
+// Every filter, alone and combined, answers what filtering the whole list
+// would, after updates that move webhooks between topics and deletes;
+// counts agree, and each reads only its matches (a topic's count is O(1)).
+// Uninstalling the app leaves none of its entries behind.
+func TestFiltersAgreeWithTheWholeList(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		topics := []string{"orders/create", "orders/paid", "products/update"}
+		var made []map[string]any
+		for i := range 12 {
+			if i == 6 {
+				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+			}
+			made = append(made, create(t, e, apitest.DemoToken, topics[i%3], fmt.Sprintf("https://example.com/hook/%d", i%4)))
+		}
+		create(t, e, apitest.ReadOnlyToken, topics[0], "https://example.com/hook/0") // another app's
+		time.Sleep(time.Second)
+		e.Do("PUT", path(made[0]), body(map[string]any{"topic": "orders/cancelled"})).Expect(t, 200)
+		e.Do("PUT", path(made[7]), body(map[string]any{"address": "https://example.com/hook/9"})).Expect(t, 200)
+		e.Do("DELETE", path(made[5]), nil).Expect(t, 200)
+
+		whole := list(t, e, "?limit=250")
+		if len(whole) != 11 {
+			t.Fatalf("%d webhooks, want 11", len(whole))
+		}
+		third := idOf(whole[2].(map[string]any))
+		is := func(field, value string) func(map[string]any) bool {
+			return func(r map[string]any) bool { return r[field] == value }
+		}
+		filters := []apitest.Filter{
+			{Query: "", Keep: func(map[string]any) bool { return true }},
+			{Query: "topic=" + url.QueryEscape(topics[1]), Keep: is("topic", topics[1])},
+			{Query: "topic=" + url.QueryEscape("orders/cancelled"), Keep: is("topic", "orders/cancelled")},
+			{Query: "address=" + url.QueryEscape("https://example.com/hook/1"), Keep: is("address", "https://example.com/hook/1")},
+			{Query: "address=" + url.QueryEscape("https://example.com/hook/0") + "&topic=" + url.QueryEscape(topics[0]), Source: is("address", "https://example.com/hook/0"),
+				Keep: func(r map[string]any) bool { return r["address"] == "https://example.com/hook/0" && r["topic"] == topics[0] }},
+			{Query: fmt.Sprintf("topic=%s&since_id=%d", url.QueryEscape(topics[2]), third), NoCount: true, Keep: func(r map[string]any) bool {
+				return r["topic"] == topics[2] && idOf(r) > third
+			}},
+			{Query: "topic=" + url.QueryEscape("orders/cancelled") + "&updated_at_min=" + url.QueryEscape(made[11]["updated_at"].(string)), Source: is("topic", "orders/cancelled"),
+				Keep: func(r map[string]any) bool { return r["topic"] == "orders/cancelled" && r["created_at"] != r["updated_at"] }},
+		}
+		for _, field := range []string{"created_at", "updated_at"} {
+			filters = append(filters, apitest.RangeFilters(field, whole)...)
+		}
+		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/admin/webhooks.json", Count: "/admin/webhooks/count.json", Key: "webhooks"}, whole, filters)
+
+		if err := webhooks.DeleteAllOfApp(context.Background(), e.Deps.Store, demoApp); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"", "?updated_at_min=2000-01-01", "?topic=" + url.QueryEscape(topics[1])} {
+			if l := list(t, e, q); len(l) != 0 {
+				t.Errorf("after uninstall, %s lists %v", q, l)
+			}
+			if n := count(t, e, apitest.DemoToken, q); n != 0 {
+				t.Errorf("after uninstall, %s counts %d", q, n)
+			}
+		}
+	}, group)
+}
