@@ -172,7 +172,9 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			made = append(made, create(t, e, apitest.DemoToken, srcs[i%3]))
 		}
 		time.Sleep(time.Second)
-		path := func(tag map[string]any) string { return fmt.Sprintf("/web/script_tags/%d.json", int64(tag["id"].(float64))) }
+		path := func(tag map[string]any) string {
+			return fmt.Sprintf("/web/script_tags/%d.json", int64(tag["id"].(float64)))
+		}
 		e.Do("PUT", path(made[0]), body(map[string]any{"src": srcs[1]})).Expect(t, 200)
 		e.Do("PUT", path(made[6]), body(map[string]any{"display_scope": "online_store"})).Expect(t, 200)
 		e.Do("DELETE", path(made[2]), nil).Expect(t, 200)

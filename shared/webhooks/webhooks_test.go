@@ -584,12 +584,16 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			{Query: "topic=" + url.QueryEscape("orders/cancelled"), Keep: is("topic", "orders/cancelled")},
 			{Query: "address=" + url.QueryEscape("https://example.com/hook/1"), Keep: is("address", "https://example.com/hook/1")},
 			{Query: "address=" + url.QueryEscape("https://example.com/hook/0") + "&topic=" + url.QueryEscape(topics[0]), Source: is("address", "https://example.com/hook/0"),
-				Keep: func(r map[string]any) bool { return r["address"] == "https://example.com/hook/0" && r["topic"] == topics[0] }},
+				Keep: func(r map[string]any) bool {
+					return r["address"] == "https://example.com/hook/0" && r["topic"] == topics[0]
+				}},
 			{Query: fmt.Sprintf("topic=%s&since_id=%d", url.QueryEscape(topics[2]), third), NoCount: true, Keep: func(r map[string]any) bool {
 				return r["topic"] == topics[2] && idOf(r) > third
 			}},
 			{Query: "topic=" + url.QueryEscape("orders/cancelled") + "&updated_at_min=" + url.QueryEscape(made[11]["updated_at"].(string)), Source: is("topic", "orders/cancelled"),
-				Keep: func(r map[string]any) bool { return r["topic"] == "orders/cancelled" && r["created_at"] != r["updated_at"] }},
+				Keep: func(r map[string]any) bool {
+					return r["topic"] == "orders/cancelled" && r["created_at"] != r["updated_at"]
+				}},
 		}
 		for _, field := range []string{"created_at", "updated_at"} {
 			filters = append(filters, apitest.RangeFilters(field, whole)...)
