@@ -6,7 +6,10 @@
 // Index entries (records.Entry, copies written in the comment's transaction)
 // list each comment again under comment#status=<status> and, unless
 // published, comment#published=false, both counted: the status and
-// published_status filters read only their matches and count in O(1).
+// published_status filters read only their matches and count in O(1); and
+// under comment#by:updated_at and comment#by:published_at, ordered by those
+// times for their ranges. created_at is the id's second, so its ranges are
+// id ranges.
 // Creating a comment writes a Comment event in the same transaction; the
 // moderation actions (§3.1) are optimistic updates of the comment.
 package comments
@@ -84,46 +87,50 @@ type Filter struct {
 // Statuses are the values of the status filter.
 var Statuses = []string{StatusPending, StatusPublished, StatusUnapproved, StatusSpam, StatusRemoved}
 
-// query is the partition the filter reads, the most selective it names:
-// an article's or a blog's comments through their index, a status's
-// entries (published_status=published is status published), the
-// unpublished comments' entries, else every comment. rest is what that
-// partition leaves to check on each comment (rest.matcher), and the
-// partition's counter answers a count of f when rest is empty.
-func (f *Filter) query(sinceID int64) (q store.Query, rest Filter) {
-	rest = *f
-	switch {
-	case f.ArticleID > 0:
-		q, rest.ArticleID = store.Query{Index: store.GSI1, PK: ArticlePartition(f.ArticleID)}, 0
-	case f.BlogID > 0:
-		q, rest.BlogID = store.Query{Index: store.GSI2, PK: BlogPartition(f.BlogID)}, 0
-	case f.Status != "":
-		q, rest.Status = store.Query{PK: statusPartition(f.Status)}, ""
-	case f.Published == publishing.OnlyPublished:
-		q, rest.Published = store.Query{PK: statusPartition(StatusPublished)}, publishing.Any
-	case f.Published == publishing.OnlyUnpublished:
-		q, rest.Published = store.Query{PK: unpublishedPartition}, publishing.Any
-	default:
-		q = store.Query{PK: partition}
+// source is the query a list or count of f reads, the most selective the
+// filters allow (records.Plan): an article's or a blog's comments through
+// their index, a status's entries, an updated_at or published_at range (in
+// that time's order), the published state's entries (published_status=
+// published is status published), else every comment. match checks what
+// the keys leave unchecked; nil when they answer f exactly.
+func (f *Filter) source(sinceID int64) (store.Query, records.Matcher) {
+	p := records.Plan{All: store.Query{PK: partition}, Created: f.Created, SinceID: sinceID}
+	if f.ArticleID > 0 {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI1, PK: ArticlePartition(f.ArticleID)}})
 	}
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
+	if f.BlogID > 0 {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: BlogPartition(f.BlogID)}})
 	}
-	return q, rest
-}
-
-// matcher checks the filter on each comment read: nil when nothing is left.
-func (f *Filter) matcher() records.Matcher {
-	if f.ArticleID == 0 && f.BlogID == 0 && f.Created.Empty() && f.Updated.Empty() && f.PublishedAt.Empty() &&
-		f.Published == publishing.Any && f.Status == "" {
-		return nil
+	if f.Status != "" {
+		k := records.Keyed{Query: store.Query{PK: statusPartition(f.Status)}}
+		if f.Published != publishing.Any && (f.Status == StatusPublished) == (f.Published == publishing.OnlyPublished) {
+			k.Answers = 2 // the status says the published state too
+		}
+		p.Keyed = append(p.Keyed, k)
 	}
-	return func(it *store.Item) (bool, error) {
+	if !f.Updated.Empty() {
+		p.Keyed = append(p.Keyed, records.Timed(partition, "updated_at", f.Updated))
+	}
+	if !f.PublishedAt.Empty() {
+		p.Keyed = append(p.Keyed, records.Timed(partition, "published_at", f.PublishedAt))
+	}
+	switch f.Published {
+	case publishing.OnlyPublished:
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{PK: statusPartition(StatusPublished)}})
+	case publishing.OnlyUnpublished:
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{PK: unpublishedPartition}})
+	}
+	p.Given = len(p.Keyed)
+	q, exact := p.Source()
+	if exact {
+		return q, nil
+	}
+	return q, func(it *store.Item) (bool, error) {
 		var c Comment
 		if err := records.Decode(it, &c); err != nil {
 			return false, err
 		}
-		return (f.ArticleID == 0 || c.ArticleID == f.ArticleID) && (f.BlogID == 0 || c.BlogID == f.BlogID) && f.matches(&c), nil
+		return c.ID > sinceID && (f.ArticleID == 0 || c.ArticleID == f.ArticleID) && (f.BlogID == 0 || c.BlogID == f.BlogID) && f.matches(&c), nil
 	}
 }
 
@@ -175,8 +182,13 @@ func (c *Comment) item(version int64) store.Item {
 }
 
 // Index entry partitions: a status's comments, and the unpublished ones
-// (every status but published), both counted.
-var unpublishedPartition = records.ExactPartition(partition, "published", "false")
+// (every status but published), both counted; every comment by updated_at
+// and by published_at.
+var (
+	unpublishedPartition = records.ExactPartition(partition, "published", "false")
+	byUpdated            = records.TimePartition(partition, "updated_at")
+	byPublished          = records.TimePartition(partition, "published_at")
+)
 
 func statusPartition(status string) string {
 	return records.ExactPartition(partition, "status", status)
@@ -185,7 +197,13 @@ func statusPartition(status string) string {
 // entries are the comment's index entries.
 func (c *Comment) entries() []records.Entry {
 	sk := records.IDSK(c.ID)
-	es := []records.Entry{{Partition: statusPartition(c.Status), SK: sk, Counted: true}}
+	es := []records.Entry{
+		{Partition: statusPartition(c.Status), SK: sk, Counted: true},
+		{Partition: byUpdated, SK: records.TimeSK(c.UpdatedAt.Time, c.ID)},
+	}
+	if !c.PublishedAt.IsZero() {
+		es = append(es, records.Entry{Partition: byPublished, SK: records.TimeSK(c.PublishedAt.Time, c.ID)})
+	}
 	if c.Status != StatusPublished {
 		es = append(es, records.Entry{Partition: unpublishedPartition, SK: sk, Counted: true})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -413,16 +414,24 @@ func TestFilters(t *testing.T) {
 		a1 := article(t, e, newsBlog, "One", "one")
 		a2 := article(t, e, newsBlog, "Two", "two")
 		a3 := article(t, e, recipes, "Soup", "soup")
-		c1 := create(t, e, a1, nil)
-		c2 := create(t, e, a1, nil)
-		c3 := create(t, e, a2, nil)
-		c4 := create(t, e, a3, map[string]any{"blog_id": recipes})
-		c5 := create(t, e, a3, map[string]any{"blog_id": recipes})
-		// c1 published on 2014-01-10, c2 spam, c3 removed, c4 unapproved, c5 pending;
-		// created one day apart from 2014-01-01 12:00 UTC, updated from 2014-01-20.
-		day := func(n int) admin.Time { return admin.Time{Time: time.Date(2014, 1, n, 12, 0, 0, 0, time.UTC)} }
+		// c1 published, c2 spam, c3 removed, c4 unapproved, c5 pending;
+		// created one day apart from 2025-01-01 12:00 UTC (their ids are of
+		// those days: created_at is the id's second), updated from 2025-01-20.
+		day := func(n int) admin.Time { return admin.Time{Time: time.Date(2025, 1, n, 12, 0, 0, 0, time.UTC)} }
+		made := 0
+		createOn := func(articleID int64, extra map[string]any) map[string]any {
+			made++
+			e.Deps.IDs = ids.NewClock(func() time.Time { return day(made).Time })
+			return create(t, e, articleID, extra)
+		}
+		c1 := createOn(a1, nil)
+		c2 := createOn(a1, nil)
+		c3 := createOn(a2, nil)
+		c4 := createOn(a3, map[string]any{"blog_id": recipes})
+		c5 := createOn(a3, map[string]any{"blog_id": recipes})
+		e.Deps.IDs = ids.NewClock(func() time.Time { return day(30).Time })
 		for i, c := range []map[string]any{c1, c2, c3, c4, c5} {
-			edit(t, e, idOf(c), func(x *comments.Comment) { x.CreatedAt, x.UpdatedAt, x.PublishedAt = day(i+1), day(i+20), day(i+1) })
+			edit(t, e, idOf(c), func(x *comments.Comment) { x.UpdatedAt, x.PublishedAt = day(i+20), day(i+1) })
 		}
 		e.Do("POST", path(c1, "/approve"), map[string]any{}).Expect(t, 200)
 		e.Do("POST", path(c2, "/spam"), map[string]any{}).Expect(t, 200)
@@ -484,14 +493,33 @@ func TestFilters(t *testing.T) {
 		check("?published_status=any", c1, c2, c3, c4, c5)
 		check(fmt.Sprintf("?published_status=unpublished&blog_id=%d", recipes), c4, c5)
 		check(fmt.Sprintf("?status=pending&article_id=%d", a3), c5)
-		// Dates: the shop is in America/New_York; c2 was created 2014-01-02 07:00 there.
-		check("?created_at_min="+url.QueryEscape("2014-01-02 07:00"), c3, c4, c5)
-		check("?created_at_min="+url.QueryEscape("2014-01-02 06:59"), c2, c3, c4, c5)
-		check("?created_at_max=2014-01-03", c1, c2)
-		check("?created_at_min="+url.QueryEscape("2014-01-02T12:00:00Z")+"&created_at_max="+url.QueryEscape("2014-01-04T12:00:01+00:00"), c3, c4)
-		check("?updated_at_min=2014-01-22&updated_at_max=2014-01-24", c3, c4)
-		check("?published_at_max="+url.QueryEscape("2014-01-03 07:01"), c1, c2, c3)
-		check(fmt.Sprintf("?published_at_min=2014-01-02&article_id=%d", a3), c4, c5)
+		// Dates: the shop is in America/New_York; c2 was created 2025-01-02 07:00 there.
+		check("?created_at_min="+url.QueryEscape("2025-01-02 07:00"), c3, c4, c5)
+		check("?created_at_min="+url.QueryEscape("2025-01-02 06:59"), c2, c3, c4, c5)
+		check("?created_at_max=2025-01-03", c1, c2)
+		check("?created_at_min="+url.QueryEscape("2025-01-02T12:00:00Z")+"&created_at_max="+url.QueryEscape("2025-01-04T12:00:01+00:00"), c3, c4)
+		check("?updated_at_min=2025-01-22&updated_at_max=2025-01-24", c3, c4)
+		check("?published_at_max="+url.QueryEscape("2025-01-03 07:01"), c1, c2, c3)
+		check(fmt.Sprintf("?published_at_min=2025-01-02&article_id=%d", a3), c4, c5)
+		// Each filter reads only its matches (or, combined, what its most
+		// selective index yields), its count no more.
+		whole := e.Do("GET", "/web/comments.json?limit=250", nil).Expect(t, 200).List(t, "comments")
+		is := func(field string, value any) func(map[string]any) bool {
+			return func(r map[string]any) bool { return r[field] == value }
+		}
+		filters := []apitest.Filter{
+			{Query: "status=spam", Keep: is("status", "spam")},
+			{Query: "published_status=unpublished", Keep: func(r map[string]any) bool { return r["status"] != "published" }},
+			{Query: fmt.Sprintf("article_id=%d", a3), Keep: is("article_id", float64(a3))},
+			{Query: fmt.Sprintf("blog_id=%d&status=removed", newsBlog), Keep: func(r map[string]any) bool { return r["blog_id"] == float64(newsBlog) && r["status"] == "removed" },
+				Source: is("blog_id", float64(newsBlog))},
+			{Query: "status=published&published_status=published", Keep: is("status", "published")},
+			{Query: "status=pending&updated_at_min=2025-01-22", Keep: is("status", "pending")},
+		}
+		for _, field := range []string{"created_at", "updated_at", "published_at"} {
+			filters = append(filters, apitest.RangeFilters(field, whole)...)
+		}
+		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/comments.json", Count: "/web/comments/count.json", Key: "comments"}, whole, filters)
 		// Paging and fields.
 		check("?limit=2", c1, c2)
 		check("?limit=2&page=2", c3, c4)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -17,20 +18,19 @@ import (
 // typed input.
 type Service struct{ *platform.Deps }
 
-// List returns the window of the matching comments in id order after
-// sinceID, and where it lies: one paged Query of the partition the filter
-// names (an article's, a blog's, a status's, or every comment).
+// List returns the window of the matching comments after sinceID, and
+// where it lies: one paged Query of the partition the filters name
+// (source), in id order or in the order of the range read.
 func (s Service) List(ctx context.Context, f *Filter, sinceID int64, w records.Window) ([]Comment, records.Span, error) {
-	q, rest := f.query(sinceID)
-	return records.Spanned[Comment](records.ListWindow(ctx, s.Store, q, rest.matcher(), w))
+	q, match := f.source(sinceID)
+	return records.Spanned[Comment](records.ListWindow(ctx, s.Store, q, match, w))
 }
 
 // Count counts the matching comments: the partition's sharded counter when
-// the partition is the whole filter, else a walk of it.
+// it is the whole filter, else a count of the source's keys.
 func (s Service) Count(ctx context.Context, f *Filter) (int, error) {
-	q, rest := f.query(0)
-	match := rest.matcher()
-	if match == nil {
+	q, match := f.source(0)
+	if match == nil && q.After == "" && q.Before == "" {
 		return records.Count(ctx, s.Store, q.PK)
 	}
 	return records.CountMatching(ctx, s.Store, q, match)
@@ -118,6 +118,12 @@ func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment,
 	const checkArticle = 1
 	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		c.ID = id
+		// created_at is the id's second, so that created_at ranges are id ranges.
+		stamp := admin.Time{Time: ids.Time(id)}
+		if c.PublishedAt == now {
+			c.PublishedAt = stamp
+		}
+		c.CreatedAt, c.UpdatedAt = stamp, stamp
 		it := c.item(1)
 		ops := []store.Op{store.Put(it, store.IfAbsent, 0), store.Check(articleKey(article.ID), store.IfPresent, 0)}
 		ops = append(ops, c.countOps(1)...)

@@ -338,29 +338,3 @@ func each(ctx context.Context, st store.Store, q store.Query, pageLimit func() i
 	}
 }
 
-// CoalesceCounts merges the counter moves of a batch of ops into one per
-// counter, placed after the other ops, so that a transaction touching many
-// records counted alike (an app's webhooks of one topic, say) never adjusts
-// one shard twice, which DynamoDB refuses.
-func CoalesceCounts(ops []store.Op) []store.Op {
-	var order []string
-	sums := map[string]int64{}
-	out := make([]store.Op, 0, len(ops))
-	for _, op := range ops {
-		partition, isCount := strings.CutPrefix(op.Key.PK, "count#")
-		if d, ok := op.Deltas["n"]; op.Kind == store.OpAdd && isCount && ok && len(op.Deltas) == 1 {
-			if _, seen := sums[partition]; !seen {
-				order = append(order, partition)
-			}
-			sums[partition] += d
-			continue
-		}
-		out = append(out, op)
-	}
-	for _, partition := range order {
-		if sums[partition] != 0 {
-			out = append(out, CountOp(partition, sums[partition]))
-		}
-	}
-	return out
-}

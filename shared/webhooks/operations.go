@@ -185,7 +185,8 @@ func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, 
 }
 
 // deleteBatch webhooks per transaction: the webhook, its guard, its two
-// entries and its topic's count, plus the partition's count.
+// entries and its topic's count, plus the partition's count (records.Transact
+// folds the counts of one partition into one op).
 const deleteBatch = (store.MaxTransactItems - 1) / 5
 
 // DeleteAllOfApp deletes every webhook of an app with its guard, then the
@@ -217,7 +218,7 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 				ops = append(ops, records.IndexOps(nil, w.entries(), nil)...)
 			}
 			ops = append(ops, records.CountOp(part, -int64(len(items))))
-			if err := records.Transact(ctx, st, records.CoalesceCounts(ops)...); err != nil {
+			if err := records.Transact(ctx, st, ops...); err != nil {
 				return store.FailedOp(err) >= 0, err // a webhook changed meanwhile: read again
 			}
 		}
