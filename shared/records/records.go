@@ -337,4 +337,3 @@ func each(ctx context.Context, st store.Store, q store.Query, pageLimit func() i
 		q.Cursor = next
 	}
 }
-
