@@ -5,10 +5,12 @@ import (
 	"errors"
 
 	"github.com/storeadmin/adminapi/shared/comments"
+	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/scripttags"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -16,11 +18,12 @@ import (
 // IndexVersion is the version of the index keys and entries this code
 // writes. Raise it, and list the record type's Indexer in indexers, when a
 // change adds or moves index keys or entries of records already stored.
-const IndexVersion = 2 // 2: script tags, webhooks, comments' time entries
+const IndexVersion = 2 // 2: script tags, webhooks, comments' and collections' time entries
 
 // indexers rebuild every record type whose index keys or entries a
 // version added.
-var indexers = []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer, scripttags.Indexer, webhooks.Indexer}
+var indexers = []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer, scripttags.Indexer, webhooks.Indexer,
+	collection.Indexer, smartcollections.Indexer}
 
 // indexVersionKey holds the IndexVersion a store's index was last brought
 // up to (n_version).

@@ -69,11 +69,7 @@ func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, 
 		}
 		return out, span, nil
 	}
-	q, rest := f.Source(collection.Partition)
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
-	}
-	items, span, err := records.ListWindow(ctx, s.Store, q, matcher(&rest), w)
+	items, span, err := collection.List(ctx, s.Store, collection.Partition, f, sinceID, w)
 	if err != nil {
 		return nil, records.Span{}, err
 	}
@@ -107,20 +103,6 @@ func (s Service) byHandle(ctx context.Context, f *collection.Filter, sinceID int
 	return r, nil
 }
 
-// matcher checks what a list's source leaves (nil when nothing is left).
-func matcher(f *collection.Filter) records.Matcher {
-	if f.Empty() {
-		return nil
-	}
-	return func(it *store.Item) (bool, error) {
-		var r collection.Record
-		if err := records.Decode(it, &r); err != nil {
-			return false, err
-		}
-		return matches(f, &r), nil
-	}
-}
-
 // Count counts the matching collections (it takes every filter of the
 // list, handle too): a counter without filters or by published state, the
 // keys of a title's partition, else the list.
@@ -136,12 +118,7 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 		return 1, err
 	}
 	if f.ProductID == 0 {
-		if q, rest := f.Source(collection.Partition); rest.Empty() {
-			if q.Index == store.GSI2 {
-				return records.Count(ctx, s.Store, q.PK) // the state's counter
-			}
-			return records.CountOf(ctx, s.Store, collection.Partition, q, nil)
-		}
+		return collection.Count(ctx, s.Store, collection.Partition, f)
 	}
 	list, _, err := s.List(ctx, f, 0, records.Window{Limit: 1<<31 - 2})
 	return len(list), err
@@ -199,6 +176,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 		}
 		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(collection.Partition, 1)}
 		ops = append(ops, collection.StateCountOps(collection.Partition, nil, &rec.PublishedAt)...)
+		ops = append(ops, records.IndexOps(&item, nil, rec.Entries())...)
 		for i, pid := range linked {
 			c := collects.New(s.IDs.Next(), id, pid, int64(i+1), now)
 			ops = append(ops, collects.LinkOps(&c)...)
@@ -265,6 +243,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
 		ops := append([]store.Op{put}, collection.StateCountOps(collection.Partition, &old.PublishedAt, &rec.PublishedAt)...)
+		ops = append(ops, records.IndexOps(&put.Item, old.Entries(), rec.Entries())...)
 		claimAt = -1
 		if rec.Handle != old.Handle {
 			claimAt = len(ops)
@@ -314,6 +293,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			records.CountOp(collection.Partition, -1),
 		}
 		ops = append(ops, collection.StateCountOps(collection.Partition, &rec.PublishedAt, nil)...)
+		ops = append(ops, records.IndexOps(nil, rec.Entries(), nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
 		if err != nil {

@@ -25,6 +25,17 @@ type Entry struct {
 	// Counted entries keep a counter of their partition (Count), so that a
 	// count by that filter is O(1).
 	Counted bool
+	// Ref entries hold only the record's key, not a copy: for records up to
+	// MaxData that share a transaction with large writes (an image's
+	// chunks), where copies would break DynamoDB's 4 MB transaction limit.
+	// Readers resolve them (ListRefWindow).
+	Ref bool
+}
+
+// ref is the Data of a Ref entry: the key of its record.
+type ref struct {
+	PK string `json:"ref_pk"`
+	SK string `json:"ref_sk"`
 }
 
 // maxExactValue is the longest value an ExactPartition names as it is.
@@ -127,10 +138,7 @@ func IndexOps(it *store.Item, old, next []Entry) []store.Op {
 		return ops
 	}
 	for _, e := range next {
-		ops = append(ops, store.Put(store.Item{
-			PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK,
-			Version: it.Version, Data: it.Data,
-		}, store.Always, 0))
+		ops = append(ops, store.Put(e.item(it), store.Always, 0))
 		if e.Counted && !had[store.Key{PK: e.Partition, SK: e.SK}] {
 			ops = append(ops, CountOp(e.Partition, 1))
 		}
@@ -148,4 +156,14 @@ func WriteOps(it store.Item, old int64, before, next []Entry) []store.Op {
 		first = store.Put(it, store.IfAbsent, 0)
 	}
 	return append([]store.Op{first}, IndexOps(&it, before, next)...)
+}
+
+// item is the entry's item for the record item it: a copy of its data, or
+// for a Ref entry its key.
+func (e *Entry) item(it *store.Item) store.Item {
+	data := it.Data
+	if e.Ref {
+		data = Encode(ref{PK: it.PK, SK: it.SK})
+	}
+	return store.Item{PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK, Version: it.Version, Data: data}
 }

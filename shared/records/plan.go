@@ -24,7 +24,11 @@ type Keyed struct {
 	Timed   bool        // Query is a TimePartition bounded to the filter's range
 	Answers int         // given filters the entries answer whole (0 means 1)
 	Inexact bool        // the partition may hold other values (a hashed one)
+	Ref     bool        // the entries are Ref entries (ListRefWindow reads them)
 }
+
+// Refs reports whether the source Source picks holds Ref entries.
+func (p Plan) Refs() bool { return len(p.Keyed) > 0 && p.Keyed[0].Ref }
 
 // Exact is the entries of the records whose field equals value, in a
 // counted ExactPartition of partition.

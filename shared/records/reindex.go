@@ -92,10 +92,7 @@ func rewrite(ctx context.Context, st store.Store, version int64, rw Rewritten) e
 	it := rw.Item
 	ops := []store.Op{store.Put(it, store.IfVersion, version)}
 	for _, e := range rw.Entries {
-		ops = append(ops, store.Put(store.Item{
-			PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK,
-			Version: it.Version, Data: it.Data,
-		}, store.Always, 0))
+		ops = append(ops, store.Put(e.item(&it), store.Always, 0))
 	}
 	err := TransactBatches(ctx, st, ops)
 	if errors.Is(err, store.ErrConditionFailed) {

@@ -67,11 +67,7 @@ func (s Service) List(ctx context.Context, f *collection.Filter, sinceID int64, 
 		}
 		return out, span, nil
 	}
-	q, rest := f.Source(Partition)
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
-	}
-	items, span, err := records.ListWindow(ctx, s.Store, q, filterMatcher(&rest), w)
+	items, span, err := collection.List(ctx, s.Store, Partition, f, sinceID, w)
 	if err != nil {
 		return nil, records.Span{}, err
 	}
@@ -126,14 +122,7 @@ func (s Service) Count(ctx context.Context, f *collection.Filter) (int, error) {
 		list, _, err := s.List(ctx, f, 0, records.Window{Limit: 1<<31 - 2})
 		return len(list), err
 	default:
-		q, rest := f.Source(Partition)
-		switch {
-		case rest.Empty() && q.Index == store.GSI2:
-			return records.Count(ctx, s.Store, q.PK) // the state's counter
-		case rest.Empty():
-			return records.CountMatching(ctx, s.Store, q, nil)
-		}
-		return records.CountMatching(ctx, s.Store, q, filterMatcher(&rest))
+		return collection.Count(ctx, s.Store, Partition, f)
 	}
 }
 
@@ -181,12 +170,14 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 	}
 	_, _, err = handles.Create(ctx, s.Store, s.IDs, HandleNamespace, explicit, rec.Title, func(id int64, handle string) ([]store.Op, error) {
 		rec.ID, rec.Handle = id, handle
+		it := rec.item(1, 0)
 		ops := []store.Op{
-			store.Put(rec.item(1, 0), store.IfAbsent, 0),
+			store.Put(it, store.IfAbsent, 0),
 			records.CountOp(Partition, 1),
 			rulesPut(id, rec.Rules, rec.Disjunctive, 1),
 		}
 		ops = append(ops, collection.StateCountOps(Partition, nil, &rec.PublishedAt)...)
+		ops = append(ops, records.IndexOps(&it, nil, rec.entries())...)
 		ops = append(ops, imageOps...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
@@ -246,8 +237,10 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		}
 		// The count is carried over as read: a membership change since moved
 		// the version, and this write starts over.
-		ops := []store.Op{records.PutNext(rec.item(it.Version, it.Nums[CountNum]))}
+		put := records.PutNext(rec.item(it.Version, it.Nums[CountNum]))
+		ops := []store.Op{put}
 		ops = append(ops, collection.StateCountOps(Partition, &old.PublishedAt, &rec.PublishedAt)...)
+		ops = append(ops, records.IndexOps(&put.Item, old.entries(), rec.entries())...)
 		claimAt = -1
 		if rec.Handle != old.Handle {
 			claimAt = len(ops)
@@ -300,6 +293,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			store.Delete(rulesKey(id), store.Always, 0),
 		}
 		ops = append(ops, collection.StateCountOps(Partition, &rec.PublishedAt, nil)...)
+		ops = append(ops, records.IndexOps(nil, rec.entries(), nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {

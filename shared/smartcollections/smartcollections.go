@@ -115,6 +115,23 @@ func (r *record) item(version, count int64) store.Item {
 	}, r.Title, r.PublishedAt)
 }
 
+// entries are the collection's index entries (collection.Entries: it shows
+// no created_at).
+func (r *record) entries() []records.Entry {
+	return collection.Entries(Partition, r.ID, admin.Time{}, r.UpdatedAt, r.PublishedAt)
+}
+
+// Indexer rebuilds the smart collections' index keys and entries in a
+// store written before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "smart collections",
+	Partitions: records.OnePartition(Partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		r, err := decode(it)
+		return records.Rewritten{Item: collection.Indexed(*it, r.Title, r.PublishedAt), Entries: r.entries()}, err
+	},
+}
+
 // decode reads a collection item with its count.
 func decode(it *store.Item) (record, error) {
 	var r record
@@ -212,19 +229,6 @@ func ownFilter(f *collection.Filter) *collection.Filter {
 
 func matches(f *collection.Filter, c *SmartCollection) bool {
 	return f.Matches(c.Title, c.Handle, admin.Time{}, c.UpdatedAt, c.PublishedAt)
-}
-
-func filterMatcher(f *collection.Filter) records.Matcher {
-	if f.Empty() {
-		return nil
-	}
-	return func(it *store.Item) (bool, error) {
-		r, err := decode(it)
-		if err != nil {
-			return false, err
-		}
-		return matches(f, &r.SmartCollection), nil
-	}
 }
 
 func present(c *SmartCollection, shop *admin.Shop) {

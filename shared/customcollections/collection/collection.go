@@ -12,7 +12,10 @@
 package collection
 
 import (
+	"context"
+
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -115,21 +118,122 @@ func StateCountOps(partition string, old, next *admin.Time) []store.Op {
 	return ops
 }
 
-// Source is the partition a list or count of f reads in a kind's
-// partition (f has no handle and no product_id): the title's (GSI1), else
-// the published state's (GSI2), else every collection of the kind; rest is
-// what it leaves to check on each.
-func (f *Filter) Source(partition string) (q store.Query, rest Filter) {
-	rest = *f
-	switch {
-	case f.Title != "" && len(f.Title) <= 200:
-		q, rest.Title = store.Query{Index: store.GSI1, PK: TitlePartition(partition, f.Title)}, ""
-	case f.Status != publishing.Any:
-		q, rest.Status = store.Query{Index: store.GSI2, PK: StatePartition(partition, f.Status == publishing.OnlyPublished)}, publishing.Any
-	default:
-		q = store.Query{PK: partition}
+// Entries are the index entries of a collection of either kind (partition
+// is the kind's): Ref entries ordered by updated_at, published_at (when
+// published) and created_at (when it has one: smart collections show
+// none), for those ranges. Refs, not copies: a collection shares its
+// transaction with its image's chunks.
+func Entries(partition string, id int64, created, updated, published admin.Time) []records.Entry {
+	es := []records.Entry{{Partition: records.TimePartition(partition, "updated_at"), SK: records.TimeSK(updated.Time, id), Ref: true}}
+	if !published.IsZero() {
+		es = append(es, records.Entry{Partition: records.TimePartition(partition, "published_at"), SK: records.TimeSK(published.Time, id), Ref: true})
 	}
-	return q, rest
+	if !created.IsZero() {
+		es = append(es, records.Entry{Partition: records.TimePartition(partition, "created_at"), SK: records.TimeSK(created.Time, id), Ref: true})
+	}
+	return es
+}
+
+// Entries are the custom collection's index entries.
+func (r *Record) Entries() []records.Entry {
+	return Entries(Partition, r.ID, r.CreatedAt, r.UpdatedAt, r.PublishedAt)
+}
+
+// Source is what a list or count of f reads in a kind's partition (f has
+// no handle and no product_id), the most selective the filters allow
+// (records.Plan): the title's collections (GSI1), an updated_at,
+// published_at or created_at range (Ref entries in that time's order),
+// the published state's (GSI2), else every collection of the kind;
+// since_id bounds the id-ordered ones. exact says the keys answer f whole;
+// refs that the source holds Ref entries (records.ListRefWindow).
+func (f *Filter) Source(partition string, sinceID int64) (q store.Query, exact, refs bool) {
+	p := records.Plan{All: store.Query{PK: partition}, SinceID: sinceID}
+	if f.Title != "" {
+		k := records.Exact(partition, "title", f.Title)
+		k.Query.Index = store.GSI1
+		p.Keyed = append(p.Keyed, k)
+	}
+	for _, r := range []struct {
+		field string
+		rng   dates.Range
+	}{{"updated_at", f.Updated}, {"published_at", f.PublishedAt}, {"created_at", f.Created}} {
+		if !r.rng.Empty() {
+			k := records.Timed(partition, r.field, r.rng)
+			k.Ref = true
+			if r.field == "published_at" && f.Status == publishing.OnlyPublished {
+				k.Answers = 2 // only published collections have published_at entries
+			}
+			p.Keyed = append(p.Keyed, k)
+		}
+	}
+	if f.Status != publishing.Any {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: StatePartition(partition, f.Status == publishing.OnlyPublished)}})
+	}
+	p.Given = len(p.Keyed)
+	q, exact = p.Source()
+	return q, exact, p.Refs()
+}
+
+// List reads the window of a kind's collections that f (without handle
+// and product_id) selects after sinceID, and where it lies: one Query of
+// the Source, plus a GetItem per collection when it holds Ref entries.
+func List(ctx context.Context, st store.Store, partition string, f *Filter, sinceID int64, w records.Window) ([]store.Item, records.Span, error) {
+	q, exact, refs := f.Source(partition, sinceID)
+	var match records.Matcher
+	if !exact {
+		match = f.matcher(sinceID)
+	}
+	if refs {
+		return records.ListRefWindow(ctx, st, q, match, w)
+	}
+	return records.ListWindow(ctx, st, q, match, w)
+}
+
+// Count counts a kind's collections that f (without handle and
+// product_id) selects: its counter when f is empty or only a published
+// state, else the Source's keys, with a GetItem per key a combination
+// over Ref entries has to check.
+func Count(ctx context.Context, st store.Store, partition string, f *Filter) (int, error) {
+	q, exact, refs := f.Source(partition, 0)
+	switch {
+	case exact && q.Index == store.GSI2, exact && q.Index == store.Table && q.PK == partition && q.After == "" && q.Before == "":
+		return records.Count(ctx, st, q.PK) // the state's or the kind's counter
+	case exact:
+		return records.CountMatching(ctx, st, q, nil)
+	case refs:
+		match := f.matcher(0)
+		return records.CountMatching(ctx, st, q, records.RefMatcher(ctx, st, func(_, rec *store.Item) (bool, error) { return match(rec) }))
+	}
+	return records.CountMatching(ctx, st, q, f.matcher(0))
+}
+
+// matcher checks f on a collection item of either kind after sinceID.
+func (f *Filter) matcher(sinceID int64) records.Matcher {
+	return func(it *store.Item) (bool, error) {
+		var c struct {
+			ID          int64      `json:"id"`
+			Title       string     `json:"title"`
+			Handle      string     `json:"handle"`
+			CreatedAt   admin.Time `json:"created_at"`
+			UpdatedAt   admin.Time `json:"updated_at"`
+			PublishedAt admin.Time `json:"published_at"`
+		}
+		if err := records.Decode(it, &c); err != nil {
+			return false, err
+		}
+		return c.ID > sinceID && f.Matches(c.Title, c.Handle, c.CreatedAt, c.UpdatedAt, c.PublishedAt), nil
+	}
+}
+
+// Indexer rebuilds the custom collections' index keys and entries in a
+// store written before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "custom collections",
+	Partitions: records.OnePartition(Partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		r, err := Decode(it)
+		return records.Rewritten{Item: Indexed(*it, r.Title, r.PublishedAt), Entries: r.Entries()}, err
+	},
 }
 
 // Decode reads a collection item, with products_count from its number.
@@ -193,9 +297,11 @@ func FrontpageOps(now admin.Time) []store.Op {
 		},
 		CreatedAt: now,
 	}
-	return append([]store.Op{
-		store.Put(r.Item(1, map[string]int64{ProductsCount: 0, CollectSeq: 0}), store.IfAbsent, 0),
+	it := r.Item(1, map[string]int64{ProductsCount: 0, CollectSeq: 0})
+	ops := append([]store.Op{
+		store.Put(it, store.IfAbsent, 0),
 		handles.Claim(HandleNamespace, FrontpageHandle, FrontpageID),
 		records.CountOp(Partition, 1),
 	}, StateCountOps(Partition, nil, &r.PublishedAt)...)
+	return append(ops, records.IndexOps(&it, nil, r.Entries())...)
 }
