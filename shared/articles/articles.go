@@ -152,17 +152,91 @@ func (f *Filter) empty() bool {
 	return f.Handle == "" && f.Tag == "" && f.Author == "" && f.Filter.Empty()
 }
 
-func (f *Filter) matcher() records.Matcher {
-	if f.empty() {
-		return nil
-	}
+// matcher checks f on an article item after sinceID.
+func (f *Filter) matcher(sinceID int64) records.Matcher {
 	return func(it *store.Item) (bool, error) {
 		var a Article
 		if err := records.Decode(it, &a); err != nil {
 			return false, err
 		}
-		return f.matches(&a), nil
+		return a.ID > sinceID && f.matches(&a), nil
 	}
+}
+
+// source is what a list or count of f (without handle) reads in the blog,
+// the most selective the filters allow (records.Plan): a tag's or an
+// author's entries, an updated_at or published_at range (in that time's
+// order), the published state's articles (GSI2), else the blog's (GSI1);
+// since_id and created_at (the id's second) bound the id-ordered ones by
+// key. Every source but the blog's and the state's holds Ref entries
+// (refs). match is nil when the keys answer f whole.
+func (f *Filter) source(blogID, sinceID int64) (q store.Query, match records.Matcher, refs bool) {
+	blog := BlogIndex(blogID)
+	p := records.Plan{All: store.Query{Index: store.GSI1, PK: blog}, Created: f.Created, SinceID: sinceID}
+	for _, e := range []struct{ field, value string }{{"tag", f.Tag}, {"author", f.Author}} {
+		if e.value != "" {
+			k := records.Exact(blog, e.field, e.value)
+			k.Ref = true
+			p.Keyed = append(p.Keyed, k)
+		}
+	}
+	for _, r := range []struct {
+		field string
+		rng   dates.Range
+	}{{"updated_at", f.Updated}, {"published_at", f.PublishedAt}} {
+		if !r.rng.Empty() {
+			k := records.Timed(blog, r.field, r.rng)
+			k.Ref = true
+			if r.field == "published_at" && f.Status == publishing.OnlyPublished {
+				k.Answers = 2 // only published articles have published_at entries
+			}
+			p.Keyed = append(p.Keyed, k)
+		}
+	}
+	if f.Status != publishing.Any {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: StatePartition(blogID, f.Status == publishing.OnlyPublished)}})
+	}
+	p.Given = len(p.Keyed)
+	q, exact := p.Source()
+	q.Desc = sinceID == 0 // newest first, ascending from a since_id
+	if !exact {
+		match = f.matcher(sinceID)
+	}
+	return q, match, p.Refs()
+}
+
+// entries are the article's index entries in its blog: Ref entries (an
+// article shares its transaction with its image's chunks) by tag, author,
+// updated_at and published_at.
+func (r *record) entries() []records.Entry {
+	blog, sk := BlogIndex(r.BlogID), records.IDSK(r.ID)
+	es := []records.Entry{
+		{Partition: records.ExactPartition(blog, "author", r.Author), SK: sk, Ref: true},
+		{Partition: records.TimePartition(blog, "updated_at"), SK: records.TimeSK(r.UpdatedAt.Time, r.ID), Ref: true},
+	}
+	if !r.PublishedAt.IsZero() {
+		es = append(es, records.Entry{Partition: records.TimePartition(blog, "published_at"), SK: records.TimeSK(r.PublishedAt.Time, r.ID), Ref: true})
+	}
+	for _, t := range r.TagList() {
+		es = append(es, records.Entry{Partition: records.ExactPartition(blog, "tag", t), SK: sk, Ref: true})
+	}
+	return es
+}
+
+// Indexer rebuilds the articles' index keys and entries in a store
+// written before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "articles",
+	Partitions: records.OnePartition(Partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		var r record
+		if err := records.Decode(it, &r); err != nil {
+			return records.Rewritten{}, err
+		}
+		next := r.item(it.Version)
+		next.Nums, next.ExpiresAt, next.Data = it.Nums, it.ExpiresAt, it.Data
+		return records.Rewritten{Item: next, Entries: r.entries()}, nil
+	},
 }
 
 // TagsQuery is how the tags read orders and cuts its list: Popular sorts

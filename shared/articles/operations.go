@@ -9,6 +9,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -25,8 +26,8 @@ type Service struct{ *platform.Deps }
 // List returns the window of the blog's matching articles, newest first
 // (ascending from sinceID when given), and where it lies. A handle names at
 // most one article, found through its guard (a page without neighbours);
-// published_status reads its state's partition (GSI2), and other filters
-// are checked on each article of the partition read.
+// other filters read their source (Filter.source): keys and, for Ref
+// entries, a GetItem per article.
 func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64, w records.Window) ([]Article, records.Span, error) {
 	if f.Handle != "" {
 		a, err := s.byHandle(ctx, blog, f, sinceID)
@@ -35,24 +36,11 @@ func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64,
 		}
 		return []Article{*a}, records.Span{}, nil
 	}
-	q, rest := f.query(blog.ID)
-	q.Desc = true
-	if sinceID > 0 {
-		q.After, q.Desc = records.IDSK(sinceID), false
+	q, match, refs := f.source(blog.ID, sinceID)
+	if refs {
+		return records.Spanned[Article](records.ListRefWindow(ctx, s.Store, q, match, w))
 	}
-	return records.Spanned[Article](records.ListWindow(ctx, s.Store, q, rest.matcher(), w))
-}
-
-// query is the partition a list or count of f reads: the blog's articles
-// in the published state asked for (GSI2), else all of them (GSI1); rest
-// is what it leaves to check on each article.
-func (f *Filter) query(blogID int64) (q store.Query, rest *Filter) {
-	if f.Status == publishing.Any {
-		return store.Query{Index: store.GSI1, PK: BlogIndex(blogID)}, f
-	}
-	r := *f
-	r.Status = publishing.Any
-	return store.Query{Index: store.GSI2, PK: StatePartition(blogID, f.Status == publishing.OnlyPublished)}, &r
+	return records.Spanned[Article](records.ListWindow(ctx, s.Store, q, match, w))
 }
 
 // byHandle is the blog's article the filter's handle names if it matches
@@ -73,7 +61,9 @@ func (s Service) byHandle(ctx context.Context, blog *Blog, f *Filter, sinceID in
 }
 
 // Count counts the blog's matching articles: the sharded counter without
-// filters, the handle's guard with one, else a walk of the blog's partition.
+// filters or by published state, the handle's guard with one, else the
+// keys of the source (a GetItem each where a combination over Ref entries
+// needs the article).
 // It takes every filter of the list, not only the date filters and
 // published_status the spec names.
 func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) {
@@ -87,11 +77,14 @@ func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) 
 		}
 		return 1, err
 	default:
-		q, rest := f.query(blog.ID)
-		if rest.empty() {
+		q, match, refs := f.source(blog.ID, 0)
+		switch {
+		case match == nil && q.Index == store.GSI2 && q.After == "" && q.Before == "":
 			return records.Count(ctx, s.Store, q.PK) // the state's counter
+		case match != nil && refs:
+			return records.CountMatching(ctx, s.Store, q, records.RefMatcher(ctx, s.Store, func(_, rec *store.Item) (bool, error) { return match(rec) }))
 		}
-		return records.CountMatching(ctx, s.Store, q, rest.matcher())
+		return records.CountMatching(ctx, s.Store, q, match)
 	}
 }
 
@@ -131,6 +124,11 @@ func (s Service) Create(ctx context.Context, blog *Blog, in *Input) (Article, er
 	}
 	_, _, err = handles.Create(ctx, s.Store, s.IDs, HandleNamespace(blog.ID), explicit, rec.Title, func(id int64, handle string) ([]store.Op, error) {
 		rec.ID, rec.Handle = id, handle
+		// created_at is the id's second, so that created_at ranges are id ranges.
+		rec.CreatedAt = admin.Time{Time: ids.Time(id)}
+		if rec.UpdatedAt.Before(rec.CreatedAt.Time) {
+			rec.UpdatedAt = rec.CreatedAt
+		}
 		item := rec.item(1)
 		if len(item.Data) > records.MaxData {
 			return nil, errTooLarge
@@ -141,6 +139,7 @@ func (s Service) Create(ctx context.Context, blog *Blog, in *Input) (Article, er
 		}
 		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(BlogIndex(blog.ID), 1)}
 		ops = append(ops, counterOps(nil, &rec.Article)...)
+		ops = append(ops, records.IndexOps(&item, nil, rec.entries())...)
 		ops = append(ops, imageOps...)
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.Create, "", app.Name))...)
@@ -200,6 +199,7 @@ func (s Service) Update(ctx context.Context, blog *Blog, id int64, in *Input) (A
 			ops = append(ops, handles.Claim(HandleNamespace(blog.ID), rec.Handle, rec.ID), handles.Release(HandleNamespace(blog.ID), old.Handle))
 		}
 		ops = append(ops, counterOps(&old.Article, &rec.Article)...)
+		ops = append(ops, records.IndexOps(&item.Item, old.entries(), rec.entries())...)
 		ops = append(ops, fileOps...)
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerArticle, rec.ID, in.Metafields, now)
 		if err != nil {
@@ -242,6 +242,7 @@ func (s Service) Delete(ctx context.Context, blog *Blog, id int64) error {
 			records.CountOp(BlogIndex(blog.ID), -1),
 		}
 		ops = append(ops, counterOps(&rec.Article, nil)...)
+		ops = append(ops, records.IndexOps(nil, rec.entries(), nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.Destroy, "", app.Name))...)
 		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
 		if err != nil {

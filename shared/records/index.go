@@ -111,9 +111,9 @@ func Tighten(q store.Query, after, before string) store.Query {
 
 // IndexOps keep a record's entries in step with it: it is the record's item
 // as written (nil when deleted), old and next its entries before and after
-// the change (old nil on create). Entries are rewritten whole on every
-// change, since they carry the record's data; counters move only when an
-// entry comes or goes.
+// the change (old nil on create). Copies are rewritten whole on every
+// change, since they carry the record's data, Ref entries only when they
+// come; counters move only when an entry comes or goes.
 func IndexOps(it *store.Item, old, next []Entry) []store.Op {
 	var ops []store.Op
 	keep := make(map[store.Key]bool, len(next))
@@ -138,8 +138,12 @@ func IndexOps(it *store.Item, old, next []Entry) []store.Op {
 		return ops
 	}
 	for _, e := range next {
+		k := store.Key{PK: e.Partition, SK: e.SK}
+		if e.Ref && had[k] {
+			continue // it holds only the record's key: nothing to rewrite
+		}
 		ops = append(ops, store.Put(e.item(it), store.Always, 0))
-		if e.Counted && !had[store.Key{PK: e.Partition, SK: e.SK}] {
+		if e.Counted && !had[k] {
 			ops = append(ops, CountOp(e.Partition, 1))
 		}
 	}
