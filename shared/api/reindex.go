@@ -8,6 +8,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/customcollections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -19,12 +20,12 @@ import (
 // IndexVersion is the version of the index keys and entries this code
 // writes. Raise it, and list the record type's Indexer in indexers, when a
 // change adds or moves index keys or entries of records already stored.
-const IndexVersion = 2 // 2: script tags, webhooks, comments', collections' and articles' entries
+const IndexVersion = 2 // 2: script tags, webhooks, comments', collections', articles' and metafields' entries
 
 // indexers rebuild every record type whose index keys or entries a
 // version added.
 var indexers = []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer, scripttags.Indexer, webhooks.Indexer,
-	collection.Indexer, smartcollections.Indexer, articles.Indexer}
+	collection.Indexer, smartcollections.Indexer, articles.Indexer, metafields.Indexer}
 
 // indexVersionKey holds the IndexVersion a store's index was last brought
 // up to (n_version).

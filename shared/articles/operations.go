@@ -82,7 +82,7 @@ func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) 
 		case match == nil && q.Index == store.GSI2 && q.After == "" && q.Before == "":
 			return records.Count(ctx, s.Store, q.PK) // the state's counter
 		case match != nil && refs:
-			return records.CountMatching(ctx, s.Store, q, records.RefMatcher(ctx, s.Store, func(_, rec *store.Item) (bool, error) { return match(rec) }))
+			return records.CountMatching(ctx, s.Store, q, records.RefMatcher(ctx, s.Store, match))
 		}
 		return records.CountMatching(ctx, s.Store, q, match)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
@@ -314,5 +315,63 @@ func TestScopes(t *testing.T) {
 		e.DoAs(ro, "GET", fmt.Sprintf("/com/metafields.json?metafield[owner_resource]=order&metafield[owner_id]=%d", order), nil).Expect(t, 403)
 		// Shop metafields need no scope.
 		e.DoAs(ro, "POST", "/com/metafields.json", mf("inventory", "count", 1, "integer")).Expect(t, 201)
+	}, groups...)
+}
+
+// Every filter, alone and combined, answers what filtering the owner's
+// whole list would, after updates and deletes; counts agree, and each
+// reads only its matches (a combination, what its most selective index
+// yields): key and updated_at from the guards, namespace from its index,
+// created_at and since_id by id. Another owner's metafields never show.
+func TestFiltersAgreeWithTheWholeList(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		other := owners(t, e)[2].base // a product's
+		e.Do("POST", other+".json", mf("inventory", "warehouse", "elsewhere", "string")).Expect(t, 201)
+		var made []M
+		for i := range 12 {
+			if i == 6 {
+				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+			}
+			var value any = fmt.Sprint("v", i)
+			typ := "string"
+			if i%3 == 0 {
+				value, typ = i, "integer"
+			}
+			made = append(made, e.Do("POST", "/admin/metafields.json", mf([]string{"inventory", "sales", "seo"}[i%3], []string{"warehouse", "count", "title", "extra"}[i%4], value, typ)).
+				Expect(t, 201).Object(t, "metafield"))
+		}
+		time.Sleep(time.Second)
+		path := func(m M) string { return fmt.Sprintf("/admin/metafields/%d.json", num(m["id"])) }
+		e.Do("PUT", path(made[1]), M{"metafield": M{"value": 7, "value_type": "integer"}}).Expect(t, 200)
+		e.Do("PUT", path(made[8]), M{"metafield": M{"value": "changed"}}).Expect(t, 200)
+		e.Do("DELETE", path(made[4]), nil).Expect(t, 200)
+
+		whole := e.Do("GET", "/admin/metafields.json?limit=250", nil).Expect(t, 200).List(t, "metafields")
+		if len(whole) != 11 {
+			t.Fatalf("%d metafields, want 11", len(whole))
+		}
+		is := func(field, value string) func(map[string]any) bool {
+			return func(r map[string]any) bool { return r[field] == value }
+		}
+		both := func(a, b func(map[string]any) bool) func(map[string]any) bool {
+			return func(r map[string]any) bool { return a(r) && b(r) }
+		}
+		mid := num(whole[5].(map[string]any)["id"])
+		filters := []apitest.Filter{
+			{Query: "", Keep: func(map[string]any) bool { return true }},
+			{Query: "key=warehouse", Keep: is("key", "warehouse")},
+			{Query: "key=nothing", Keep: is("key", "nothing")},
+			{Query: "namespace=sales", Keep: is("namespace", "sales")},
+			{Query: "namepace=seo", Keep: is("namespace", "seo")},
+			{Query: "namespace=seo&namepace=sales", Source: is("namespace", "seo"), Keep: func(map[string]any) bool { return false }},
+			{Query: "key=count&namespace=inventory", Source: is("key", "count"), Keep: both(is("key", "count"), is("namespace", "inventory"))},
+			{Query: "namespace=inventory&value_type=integer", Source: is("namespace", "inventory"), Keep: both(is("namespace", "inventory"), is("value_type", "integer"))},
+			{Query: fmt.Sprintf("key=title&since_id=%d", mid), NoCount: true, Keep: func(r map[string]any) bool { return r["key"] == "title" && num(r["id"]) > mid }},
+			{Query: "key=extra&updated_at_min=2000-01-01", Source: is("key", "extra"), Keep: is("key", "extra")},
+		}
+		for _, field := range []string{"created_at", "updated_at"} {
+			filters = append(filters, apitest.RangeFilters(field, whole)...)
+		}
+		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/admin/metafields.json", Count: "/admin/metafields/count.json", Key: "metafields"}, whole, filters)
 	}, groups...)
 }

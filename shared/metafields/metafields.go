@@ -12,6 +12,7 @@ package metafields
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -78,6 +79,54 @@ func NamespacePartition(resource string, id int64, namespace string) string {
 
 func guardKey(resource string, owner int64, namespace, key string) store.Key {
 	return store.Key{PK: "metafield#key#" + resource + "#" + strconv.FormatInt(owner, 10), SK: namespace + "\n" + key}
+}
+
+// guard is the metafield's namespace and key claim within its owner, a
+// Ref entry that also indexes the metafield: by key (GSI1, in id order)
+// and by updated_at (GSI2), so that those filters read only their matches.
+func (m *Metafield) guard() records.Entry {
+	gk := guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key)
+	owner := OwnerPartition(m.OwnerResource, m.OwnerID)
+	return records.Entry{Partition: gk.PK, SK: gk.SK, Ref: true,
+		GSI1PK: KeyPartition(m.OwnerResource, m.OwnerID, m.Key), GSI1SK: records.IDSK(m.ID),
+		GSI2PK: records.TimePartition(owner, "updated_at"), GSI2SK: records.TimeSK(m.UpdatedAt.Time, m.ID)}
+}
+
+// guardPut writes the guard of m, stored as it.
+func (m *Metafield) guardPut(it *store.Item, c store.Cond) store.Op {
+	g := m.guard()
+	return store.Put(g.Item(it), c, 0)
+}
+
+// KeyPartition is the GSI1 partition of an owner's metafields with one key
+// (their guards).
+func KeyPartition(resource string, id int64, key string) string {
+	return records.ExactPartition(OwnerPartition(resource, id), "key", key)
+}
+
+// guardID reads the metafield id a guard names (a Ref entry, or the
+// {"id"} of a store written before guards indexed).
+func guardID(it *store.Item) (int64, error) {
+	var g struct {
+		ID int64  `json:"id"`
+		SK string `json:"ref_sk"`
+	}
+	if err := records.Decode(it, &g); err != nil || g.SK == "" {
+		return g.ID, err
+	}
+	return records.ParseIDSK(g.SK)
+}
+
+// Indexer rebuilds the metafields' guards as indexing entries in a store
+// written before them (records.Reindex).
+var Indexer = records.Indexer{
+	Name:       "metafields",
+	Partitions: records.OnePartition(partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		var m Metafield
+		err := records.Decode(it, &m)
+		return records.Rewritten{Item: *it, Entries: []records.Entry{m.guard()}}, err
+	},
 }
 
 // Key is the item key of a metafield.
@@ -201,24 +250,23 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 		in := &inputs[i]
 		ns, k := strings.TrimSpace(*in.Namespace), strings.TrimSpace(*in.Key)
 		value, _ := in.value()
-		gk := guardKey(resource, owner, ns, k)
-		var g struct {
-			ID int64 `json:"id"`
-		}
-		_, err := records.Get(ctx, st, gk, &g)
+		g, err := st.Get(ctx, guardKey(resource, owner, ns, k))
 		switch {
-		case admin.ErrorCode(err) == admin.ENOTFOUND:
+		case errors.Is(err, store.ErrNotFound):
 			m := Metafield{ID: gen.Next(), Namespace: ns, Key: k, Value: value, ValueType: *in.ValueType,
-				Description: in.Description, OwnerID: owner, OwnerResource: resource, CreatedAt: now, UpdatedAt: now}
-			ops = append(ops,
-				store.Put(m.Item(1), store.IfAbsent, 0),
-				store.Put(store.Item{PK: gk.PK, SK: gk.SK, Version: 1, Data: records.Encode(map[string]int64{"id": m.ID})}, store.IfAbsent, 0),
-				records.CountOp(partition, 1))
+				Description: in.Description, OwnerID: owner, OwnerResource: resource}
+			m.stamp(now)
+			it := m.Item(1)
+			ops = append(ops, store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), records.CountOp(partition, 1))
 		case err != nil:
 			return nil, err
 		default:
+			id, err := guardID(&g)
+			if err != nil {
+				return nil, err
+			}
 			var m Metafield
-			it, err := records.Get(ctx, st, Key(g.ID), &m)
+			it, err := records.Get(ctx, st, Key(id), &m)
 			if err != nil {
 				return nil, err
 			}
@@ -226,10 +274,21 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 			if in.Description != nil {
 				m.Description = in.Description
 			}
-			ops = append(ops, records.PutNext(m.Item(it.Version)))
+			put := records.PutNext(m.Item(it.Version))
+			ops = append(ops, put, m.guardPut(&put.Item, store.Always))
 		}
 	}
 	return ops, nil
+}
+
+// stamp sets a new metafield's times: created_at is its id's second, so
+// that created_at ranges are id ranges.
+func (m *Metafield) stamp(now admin.Time) {
+	m.CreatedAt = admin.Time{Time: ids.Time(m.ID)}
+	m.UpdatedAt = now
+	if now.Before(m.CreatedAt.Time) {
+		m.UpdatedAt = m.CreatedAt
+	}
 }
 
 // DeleteOwnerOps returns the writes deleting every metafield of an owner

@@ -155,56 +155,72 @@ func allowed(ctx context.Context, resource string, write bool) error {
 }
 
 // List returns the window of an owner's metafields after sinceID that pass
-// f, and where it lies: one Query of the owner's index partition.
+// f, and where it lies: one Query of the source (Filter.source), with a
+// GetItem per metafield when it reads the guards.
 func (s Service) List(ctx context.Context, o Owner, f *Filter, sinceID int64, w records.Window) ([]Metafield, records.Span, error) {
 	if err := s.check(ctx, o, false); err != nil {
 		return nil, records.Span{}, err
 	}
-	q, rest := f.query(o)
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
+	q, match, refs := f.source(o, sinceID)
+	if refs {
+		return records.Spanned[Metafield](records.ListRefWindow(ctx, s.Store, q, match, w))
 	}
-	return records.Spanned[Metafield](records.ListWindow(ctx, s.Store, q, matcher(rest), w))
+	return records.Spanned[Metafield](records.ListWindow(ctx, s.Store, q, match, w))
 }
 
-// query is the index partition a list or count of f reads: the owner's
-// metafields in the namespace filtered on (GSI2), else all the owner's
-// (GSI1); rest is what that leaves to check on each metafield.
-func (f *Filter) query(o Owner) (q store.Query, rest *Filter) {
-	q = store.Query{Index: store.GSI1, PK: OwnerPartition(o.Resource, o.ID)}
-	if f == nil || len(f.Namespaces) == 0 {
-		return q, f
+// source is what a list or count of f reads among an owner's metafields,
+// the most selective the filters allow (records.Plan): the guards of a key
+// (GSI1) or of an updated_at range (GSI2, in that order), the owner's
+// metafields in a namespace (GSI2), else all the owner's (GSI1); since_id
+// and created_at (the id's second) bound the id-ordered ones by key.
+// value_type, of two values, is checked on each metafield read. The guards
+// are Ref entries (refs); match is nil when the keys answer f whole.
+func (f *Filter) source(o Owner, sinceID int64) (q store.Query, match records.Matcher, refs bool) {
+	if f == nil {
+		f = &Filter{}
 	}
-	for _, ns := range f.Namespaces[1:] {
-		if ns != f.Namespaces[0] {
-			return q, f // namespace and namepace disagree: nothing matches
-		}
+	owner := OwnerPartition(o.Resource, o.ID)
+	p := records.Plan{All: store.Query{Index: store.GSI1, PK: owner}, Created: f.Created, SinceID: sinceID}
+	if f.Key != "" {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI1, PK: KeyPartition(o.Resource, o.ID, f.Key)}, Ref: true})
 	}
-	r := *f
-	r.Namespaces = nil
-	return store.Query{Index: store.GSI2, PK: NamespacePartition(o.Resource, o.ID, f.Namespaces[0])}, &r
-}
-
-// Count returns how many of an owner's metafields pass f.
-func (s Service) Count(ctx context.Context, o Owner, f *Filter) (int, error) {
-	if err := s.check(ctx, o, false); err != nil {
-		return 0, err
+	if !f.Updated.Empty() {
+		k := records.Timed(owner, "updated_at", f.Updated)
+		k.Query.Index, k.Ref = store.GSI2, true
+		p.Keyed = append(p.Keyed, k)
 	}
-	q, rest := f.query(o)
-	return records.CountMatching(ctx, s.Store, q, matcher(rest))
-}
-
-func matcher(f *Filter) records.Matcher {
-	if f == nil || f.empty() {
-		return nil
+	if len(f.Namespaces) > 0 {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: NamespacePartition(o.Resource, o.ID, f.Namespaces[0])}})
 	}
-	return func(it *store.Item) (bool, error) {
+	p.Given = len(p.Keyed)
+	if f.ValueType != "" || len(f.Namespaces) > 1 { // namespace and namepace: both must match
+		p.Given++
+	}
+	q, exact := p.Source()
+	if exact {
+		return q, nil, p.Refs()
+	}
+	return q, func(it *store.Item) (bool, error) {
 		var m Metafield
 		if err := records.Decode(it, &m); err != nil {
 			return false, err
 		}
-		return f.matches(&m), nil
+		return m.ID > sinceID && f.matches(&m), nil
+	}, p.Refs()
+}
+
+// Count returns how many of an owner's metafields pass f: a count of the
+// source's keys, with a GetItem per key where a combination over the
+// guards needs the metafield.
+func (s Service) Count(ctx context.Context, o Owner, f *Filter) (int, error) {
+	if err := s.check(ctx, o, false); err != nil {
+		return 0, err
 	}
+	q, match, refs := f.source(o, 0)
+	if match != nil && refs {
+		match = records.RefMatcher(ctx, s.Store, match)
+	}
+	return records.CountMatching(ctx, s.Store, q, match)
 }
 
 // get reads a metafield; through an owner's path (o not nil) one of
@@ -245,25 +261,17 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 	value, _ := in.value()
 	now := admin.Now()
 	m := Metafield{Namespace: strings.TrimSpace(*in.Namespace), Key: strings.TrimSpace(*in.Key), Value: value,
-		ValueType: *in.ValueType, Description: in.Description, OwnerID: o.ID, OwnerResource: o.Resource,
-		CreatedAt: now, UpdatedAt: now}
+		ValueType: *in.ValueType, Description: in.Description, OwnerID: o.ID, OwnerResource: o.Resource}
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		m.ID = id
-		return []store.Op{
-			store.Put(m.Item(1), store.IfAbsent, 0),
-			guardOp(&m),
-			records.CountOp(partition, 1),
-		}, nil
+		m.stamp(now)
+		it := m.Item(1)
+		return []store.Op{store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), records.CountOp(partition, 1)}, nil
 	})
 	if store.FailedOp(err) == 1 {
 		return Metafield{}, admin.Invalid("key", MsgTaken)
 	}
 	return m, err
-}
-
-func guardOp(m *Metafield) store.Op {
-	gk := guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key)
-	return store.Put(store.Item{PK: gk.PK, SK: gk.SK, Version: 1, Data: records.Encode(map[string]int64{"id": m.ID})}, store.IfAbsent, 0)
 }
 
 // Update changes a metafield's value, value_type and description;
@@ -306,7 +314,8 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 			}
 		}
 		m.UpdatedAt = admin.Now()
-		err = records.Transact(ctx, s.Store, records.PutNext(m.Item(it.Version)))
+		put := records.PutNext(m.Item(it.Version))
+		err = records.Transact(ctx, s.Store, put, m.guardPut(&put.Item, store.Always))
 		out = m
 		return store.FailedOp(err) == 0, err
 	})

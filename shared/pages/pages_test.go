@@ -328,6 +328,12 @@ func TestLargestPageUpdate(t *testing.T) {
 			mfs = append(mfs, map[string]any{"namespace": "global", "key": fmt.Sprintf("key%02d", i), "value": "v", "value_type": "string"})
 		}
 		e.Do("PUT", path(p), map[string]any{"page": map[string]any{"title": "New", "handle": "new-one", "published": false, "metafields": mfs}}).Expect(t, 200)
+		// The same 40 again: each an update of the metafield and its guard.
+		for _, m := range mfs {
+			m.(map[string]any)["value"] = "w"
+		}
+		e.Do("PUT", path(p), map[string]any{"page": map[string]any{"title": "Newer", "handle": "newer-one", "published": true, "metafields": mfs}}).Expect(t, 200)
+		e.Do("PUT", path(p), map[string]any{"page": map[string]any{"title": "New", "handle": "new-one", "published": false}}).Expect(t, 200)
 		if n := e.Do("GET", "/web/pages/count.json?title=New&published_status=unpublished", nil).Expect(t, 200).JSON(t)["count"]; n != 1.0 {
 			t.Fatalf("count %v", n)
 		}

@@ -19,9 +19,10 @@ import (
 // record's own transaction (IndexOps), so they never disagree with it.
 type Entry struct {
 	Partition, SK string
-	// GSI1PK/GSI1SK, when set, index the entry itself: one copy then
-	// serves two filters (an event's verb, and its type and verb).
+	// GSI1 and GSI2 keys, when set, index the entry itself: one entry then
+	// serves more filters (an event's verb, and its type and verb).
 	GSI1PK, GSI1SK string
+	GSI2PK, GSI2SK string
 	// Counted entries keep a counter of their partition (Count), so that a
 	// count by that filter is O(1).
 	Counted bool
@@ -142,7 +143,7 @@ func IndexOps(it *store.Item, old, next []Entry) []store.Op {
 		if e.Ref && had[k] {
 			continue // it holds only the record's key: nothing to rewrite
 		}
-		ops = append(ops, store.Put(e.item(it), store.Always, 0))
+		ops = append(ops, store.Put(e.Item(it), store.Always, 0))
 		if e.Counted && !had[k] {
 			ops = append(ops, CountOp(e.Partition, 1))
 		}
@@ -162,12 +163,20 @@ func WriteOps(it store.Item, old int64, before, next []Entry) []store.Op {
 	return append([]store.Op{first}, IndexOps(&it, before, next)...)
 }
 
-// item is the entry's item for the record item it: a copy of its data, or
+// Item is the entry's item for the record item it: a copy of its data, or
 // for a Ref entry its key.
-func (e *Entry) item(it *store.Item) store.Item {
+func (e *Entry) Item(it *store.Item) store.Item {
 	data := it.Data
 	if e.Ref {
 		data = Encode(ref{PK: it.PK, SK: it.SK})
 	}
-	return store.Item{PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK, Version: it.Version, Data: data}
+	return store.Item{PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK, GSI2PK: e.GSI2PK, GSI2SK: e.GSI2SK,
+		Version: it.Version, Data: data}
+}
+
+// RefSK is the record sort key a Ref entry item points to.
+func RefSK(entry *store.Item) (string, error) {
+	var r ref
+	err := Decode(entry, &r)
+	return r.SK, err
 }

@@ -40,15 +40,19 @@ func ListRefWindow(ctx context.Context, st store.Store, q store.Query, match Mat
 	}
 	var mu sync.Mutex
 	resolved := map[store.Key]store.Item{}
-	items, span, err := ListWindow(ctx, st, q, RefMatcher(ctx, st, func(entry, rec *store.Item) (bool, error) {
-		ok, err := match(rec)
+	items, span, err := ListWindow(ctx, st, q, func(entry *store.Item) (bool, error) {
+		rec, found, err := deref(ctx, st, entry)
+		if err != nil || !found {
+			return false, err
+		}
+		ok, err := match(&rec)
 		if ok {
 			mu.Lock()
-			resolved[entry.Key()] = *rec
+			resolved[entry.Key()] = rec
 			mu.Unlock()
 		}
 		return ok, err
-	}), w)
+	}, w)
 	if err != nil {
 		return nil, Span{}, err
 	}
@@ -61,13 +65,13 @@ func ListRefWindow(ctx context.Context, st store.Store, q store.Query, match Mat
 
 // RefMatcher is a Matcher of Ref entries: it reads each entry's record (one
 // GetItem) and lets match decide on it; a record gone since is no match.
-func RefMatcher(ctx context.Context, st store.Store, match func(entry, rec *store.Item) (bool, error)) Matcher {
+func RefMatcher(ctx context.Context, st store.Store, match Matcher) Matcher {
 	return func(entry *store.Item) (bool, error) {
 		rec, found, err := deref(ctx, st, entry)
 		if err != nil || !found {
 			return false, err
 		}
-		return match(entry, &rec)
+		return match(&rec)
 	}
 }
 

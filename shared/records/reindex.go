@@ -92,7 +92,7 @@ func rewrite(ctx context.Context, st store.Store, version int64, rw Rewritten) e
 	it := rw.Item
 	ops := []store.Op{store.Put(it, store.IfVersion, version)}
 	for _, e := range rw.Entries {
-		ops = append(ops, store.Put(e.item(&it), store.Always, 0))
+		ops = append(ops, store.Put(e.Item(&it), store.Always, 0))
 	}
 	err := TransactBatches(ctx, st, ops)
 	if errors.Is(err, store.ErrConditionFailed) {

@@ -201,8 +201,7 @@ func Count(ctx context.Context, st store.Store, partition string, f *Filter) (in
 	case exact:
 		return records.CountMatching(ctx, st, q, nil)
 	case refs:
-		match := f.matcher(0)
-		return records.CountMatching(ctx, st, q, records.RefMatcher(ctx, st, func(_, rec *store.Item) (bool, error) { return match(rec) }))
+		return records.CountMatching(ctx, st, q, records.RefMatcher(ctx, st, f.matcher(0)))
 	}
 	return records.CountMatching(ctx, st, q, f.matcher(0))
 }
