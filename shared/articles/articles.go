@@ -180,22 +180,9 @@ func (f *Filter) source(blogID, sinceID int64) (q store.Query, match records.Mat
 			p.Keyed = append(p.Keyed, k)
 		}
 	}
-	for _, r := range []struct {
-		field string
-		rng   dates.Range
-	}{{"updated_at", f.Updated}, {"published_at", f.PublishedAt}} {
-		if !r.rng.Empty() {
-			k := records.Timed(blog, r.field, r.rng)
-			k.Ref = true
-			if r.field == "published_at" && f.Status == publishing.OnlyPublished {
-				k.Answers = 2 // only published articles have published_at entries
-			}
-			p.Keyed = append(p.Keyed, k)
-		}
-	}
-	if f.Status != publishing.Any {
-		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: StatePartition(blogID, f.Status == publishing.OnlyPublished)}})
-	}
+	f.Filter.Keyed(&p, blog, true, func(published bool) store.Query {
+		return store.Query{Index: store.GSI2, PK: StatePartition(blogID, published)}
+	})
 	p.Given = len(p.Keyed)
 	q, exact := p.Source()
 	q.Desc = sinceID == 0 // newest first, ascending from a since_id

@@ -43,19 +43,7 @@ func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher) {
 	if f.Title != "" {
 		p.Keyed = append(p.Keyed, records.Exact(partition, "title", f.Title))
 	}
-	if !f.Updated.Empty() {
-		p.Keyed = append(p.Keyed, records.Timed(partition, "updated_at", f.Updated))
-	}
-	if !f.PublishedAt.Empty() {
-		k := records.Timed(partition, "published_at", f.PublishedAt)
-		if f.Status == publishing.OnlyPublished {
-			k.Answers = 2 // only published pages have published_at entries
-		}
-		p.Keyed = append(p.Keyed, k)
-	}
-	if f.Status != publishing.Any {
-		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{PK: statePartition(f.Status == publishing.OnlyPublished)}})
-	}
+	f.Filter.Keyed(&p, partition, false, func(published bool) store.Query { return store.Query{PK: statePartition(published)} })
 	p.Given = len(p.Keyed)
 	q, exact := p.Source()
 	if exact && f.Handle == "" {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
 )
 
 // Change is how a write moved the published state.
@@ -114,4 +116,30 @@ func (f *Filter) Empty() bool {
 func (f *Filter) Matches(created, updated, published admin.Time) bool {
 	return f.Stamps.Contains(created.Time, updated.Time) &&
 		f.PublishedAt.Contains(published.Time) && f.Status.Matches(published)
+}
+
+// Keyed adds the sources of the filters a published resource keeps index
+// entries for to p, in this order: an updated_at and a published_at range
+// (the TimePartitions of partition; Ref entries when ref), then the
+// published state (state's query). Only published records have
+// published_at entries, so that range answers published_status=published
+// too.
+func (f *Filter) Keyed(p *records.Plan, partition string, ref bool, state func(published bool) store.Query) {
+	for _, r := range []struct {
+		field string
+		rng   dates.Range
+	}{{"updated_at", f.Updated}, {"published_at", f.PublishedAt}} {
+		if r.rng.Empty() {
+			continue
+		}
+		k := records.Timed(partition, r.field, r.rng)
+		k.Ref = ref
+		if r.field == "published_at" && f.Status == OnlyPublished {
+			k.Answers = 2
+		}
+		p.Keyed = append(p.Keyed, k)
+	}
+	if f.Status != Any {
+		p.Keyed = append(p.Keyed, records.Keyed{Query: state(f.Status == OnlyPublished)})
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -141,9 +140,10 @@ func (r *Record) Entries() []records.Entry {
 
 // Source is what a list or count of f reads in a kind's partition (f has
 // no handle and no product_id), the most selective the filters allow
-// (records.Plan): the title's collections (GSI1), an updated_at,
-// published_at or created_at range (Ref entries in that time's order),
-// the published state's (GSI2), else every collection of the kind;
+// (records.Plan): the title's collections (GSI1), an updated_at or
+// published_at range (Ref entries in that time's order), the published
+// state's (GSI2), a created_at range (Ref entries), else every collection
+// of the kind;
 // since_id bounds the id-ordered ones. exact says the keys answer f whole;
 // refs that the source holds Ref entries (records.ListRefWindow).
 func (f *Filter) Source(partition string, sinceID int64) (q store.Query, exact, refs bool) {
@@ -153,21 +153,13 @@ func (f *Filter) Source(partition string, sinceID int64) (q store.Query, exact, 
 		k.Query.Index = store.GSI1
 		p.Keyed = append(p.Keyed, k)
 	}
-	for _, r := range []struct {
-		field string
-		rng   dates.Range
-	}{{"updated_at", f.Updated}, {"published_at", f.PublishedAt}, {"created_at", f.Created}} {
-		if !r.rng.Empty() {
-			k := records.Timed(partition, r.field, r.rng)
-			k.Ref = true
-			if r.field == "published_at" && f.Status == publishing.OnlyPublished {
-				k.Answers = 2 // only published collections have published_at entries
-			}
-			p.Keyed = append(p.Keyed, k)
-		}
-	}
-	if f.Status != publishing.Any {
-		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: StatePartition(partition, f.Status == publishing.OnlyPublished)}})
+	f.Filter.Keyed(&p, partition, true, func(published bool) store.Query {
+		return store.Query{Index: store.GSI2, PK: StatePartition(partition, published)}
+	})
+	if !f.Created.Empty() { // custom collections: the frontpage's id is not its time
+		k := records.Timed(partition, "created_at", f.Created)
+		k.Ref = true
+		p.Keyed = append(p.Keyed, k)
 	}
 	p.Given = len(p.Keyed)
 	q, exact = p.Source()
