@@ -183,7 +183,6 @@ func (f *Filter) source(blogID, sinceID int64) (q store.Query, match records.Mat
 	f.Filter.Keyed(&p, blog, true, func(published bool) store.Query {
 		return store.Query{Index: store.GSI2, PK: StatePartition(blogID, published)}
 	})
-	p.Given = len(p.Keyed)
 	q, exact := p.Source()
 	q.Desc = sinceID == 0 // newest first, ascending from a since_id
 	if !exact {

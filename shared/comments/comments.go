@@ -120,18 +120,13 @@ func (f *Filter) source(sinceID int64) (store.Query, records.Matcher) {
 	case publishing.OnlyUnpublished:
 		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{PK: unpublishedPartition}})
 	}
-	p.Given = len(p.Keyed)
-	q, exact := p.Source()
-	if exact {
-		return q, nil
-	}
-	return q, func(it *store.Item) (bool, error) {
+	return p.Read(func(it *store.Item) (bool, error) {
 		var c Comment
 		if err := records.Decode(it, &c); err != nil {
 			return false, err
 		}
 		return c.ID > sinceID && (f.ArticleID == 0 || c.ArticleID == f.ArticleID) && (f.BlogID == 0 || c.BlogID == f.BlogID) && f.matches(&c), nil
-	}
+	})
 }
 
 func (f *Filter) matches(c *Comment) bool {

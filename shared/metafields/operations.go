@@ -192,9 +192,8 @@ func (f *Filter) source(o Owner, sinceID int64) (q store.Query, match records.Ma
 	if len(f.Namespaces) > 0 {
 		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: NamespacePartition(o.Resource, o.ID, f.Namespaces[0])}})
 	}
-	p.Given = len(p.Keyed)
 	if f.ValueType != "" || len(f.Namespaces) > 1 { // namespace and namepace: both must match
-		p.Given++
+		p.Given = len(p.Keyed) + 1
 	}
 	q, exact := p.Source()
 	if exact {

@@ -44,18 +44,13 @@ func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher) {
 		p.Keyed = append(p.Keyed, records.Exact(partition, "title", f.Title))
 	}
 	f.Filter.Keyed(&p, partition, false, func(published bool) store.Query { return store.Query{PK: statePartition(published)} })
-	p.Given = len(p.Keyed)
-	q, exact := p.Source()
-	if exact && f.Handle == "" {
-		return q, nil
-	}
-	return q, func(it *store.Item) (bool, error) {
+	return p.Read(func(it *store.Item) (bool, error) {
 		var p Page
 		if err := records.Decode(it, &p); err != nil {
 			return false, err
 		}
 		return p.ID > sinceID && f.matches(&p), nil
-	}
+	})
 }
 
 // List returns the window of the matching pages after sinceID and where it

@@ -13,7 +13,7 @@ import (
 type Plan struct {
 	All     store.Query
 	Keyed   []Keyed
-	Given   int         // filters given, besides since_id and created_at
+	Given   int         // filters given besides since_id and created_at, if more than Keyed
 	Created dates.Range // created_at: the id's second, a key range of id-ordered entries
 	SinceID int64
 }
@@ -49,11 +49,12 @@ func Timed(partition, field string, r dates.Range) Keyed {
 // since_id and created_at bound an id-ordered source by key; a timed one
 // leaves them to the matcher.
 func (p Plan) Source() (q store.Query, exact bool) {
-	q, exact, idOrdered := p.All, p.Given == 0, true
+	given := max(p.Given, len(p.Keyed))
+	q, exact, idOrdered := p.All, given == 0, true
 	if len(p.Keyed) > 0 {
 		k := p.Keyed[0]
 		q, idOrdered = k.Query, !k.Timed
-		exact = !k.Inexact && max(k.Answers, 1) >= p.Given
+		exact = !k.Inexact && max(k.Answers, 1) >= given
 	}
 	if !idOrdered {
 		return q, exact && p.SinceID == 0 && p.Created.Empty()
@@ -63,4 +64,14 @@ func (p Plan) Source() (q store.Query, exact bool) {
 	}
 	after, before := IDRange(p.Created)
 	return Tighten(q, after, before), exact
+}
+
+// Read is Source with the matcher a read needs: nil when the keys answer
+// every filter, else match.
+func (p Plan) Read(match Matcher) (store.Query, Matcher) {
+	q, exact := p.Source()
+	if exact {
+		return q, nil
+	}
+	return q, match
 }

@@ -32,18 +32,13 @@ func (f *Filter) source(appID, sinceID int64) (store.Query, records.Matcher) {
 	if !f.Updated.Empty() {
 		p.Keyed = append(p.Keyed, records.Timed(Partition(appID), "updated_at", f.Updated))
 	}
-	p.Given = len(p.Keyed)
-	q, exact := p.Source()
-	if exact {
-		return q, nil
-	}
-	return q, func(it *store.Item) (bool, error) {
+	return p.Read(func(it *store.Item) (bool, error) {
 		var t ScriptTag
 		if err := records.Decode(it, &t); err != nil {
 			return false, err
 		}
 		return t.ID > sinceID && (f.Src == "" || t.Src == f.Src) && f.Stamps.Contains(t.CreatedAt.Time, t.UpdatedAt.Time), nil
-	}
+	})
 }
 
 // List returns the window of the app's matching tags after sinceID, and

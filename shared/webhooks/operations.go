@@ -38,19 +38,14 @@ func (f *Filter) source(appID, sinceID int64) (store.Query, records.Matcher) {
 	if !f.Updated.Empty() {
 		p.Keyed = append(p.Keyed, records.Timed(Partition(appID), "updated_at", f.Updated))
 	}
-	p.Given = len(p.Keyed)
-	q, exact := p.Source()
-	if exact {
-		return q, nil
-	}
-	return q, func(it *store.Item) (bool, error) {
+	return p.Read(func(it *store.Item) (bool, error) {
 		w, err := decode(it)
 		if err != nil {
 			return false, err
 		}
 		return w.ID > sinceID && (f.Address == "" || w.Address == f.Address) && (f.Topic == "" || w.Topic == f.Topic) &&
 			f.Stamps.Contains(w.CreatedAt.Time, w.UpdatedAt.Time), nil
-	}
+	})
 }
 
 // List returns the window of the app's matching webhooks in id order after

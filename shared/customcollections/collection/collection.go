@@ -161,7 +161,6 @@ func (f *Filter) Source(partition string, sinceID int64) (q store.Query, exact, 
 		k.Ref = true
 		p.Keyed = append(p.Keyed, k)
 	}
-	p.Given = len(p.Keyed)
 	q, exact = p.Source()
 	return q, exact, p.Refs()
 }
