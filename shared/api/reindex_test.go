@@ -17,10 +17,10 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// A store written before the index entries existed (pages and events as
-// an earlier version stored them: the record and its partition's counter,
-// nothing else) answers its filters and counts right once api.Reindex has
-// run, and later changes keep the counters right.
+// A store written before the index entries existed (pages, events, script
+// tags and webhooks as an earlier version stored them: the record and its
+// partition's counter, nothing else) answers its filters and counts right
+// once api.Reindex has run, and later changes keep the counters right.
 func TestReindexAnOldStore(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
