@@ -98,6 +98,13 @@ func (m *Metafield) guardPut(it *store.Item, c store.Cond) store.Op {
 	return store.Put(g.Item(it), c, 0)
 }
 
+// countOp moves the counter of the metafield's owner (OwnerPartition), so
+// that an owner's unfiltered count is O(1); an owner's write folds its
+// metafields' moves into one op (records.Transact).
+func (m *Metafield) countOp(delta int64) store.Op {
+	return records.CountOp(OwnerPartition(m.OwnerResource, m.OwnerID), delta)
+}
+
 // KeyPartition is the GSI1 partition of an owner's metafields with one key
 // (their guards).
 func KeyPartition(resource string, id int64, key string) string {
@@ -125,7 +132,9 @@ var Indexer = records.Indexer{
 	Rewrite: func(it *store.Item) (records.Rewritten, error) {
 		var m Metafield
 		err := records.Decode(it, &m)
-		return records.Rewritten{Item: *it, Entries: []records.Entry{m.guard()}}, err
+		owner := OwnerPartition(m.OwnerResource, m.OwnerID)
+		return records.Rewritten{Item: *it, Entries: []records.Entry{m.guard()},
+			Counted: []records.Counted{{Counter: owner, Query: store.Query{Index: store.GSI1, PK: owner}}}}, err
 	},
 }
 
@@ -257,7 +266,7 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 				Description: in.Description, OwnerID: owner, OwnerResource: resource}
 			m.stamp(now)
 			it := m.Item(1)
-			ops = append(ops, store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), records.CountOp(partition, 1))
+			ops = append(ops, store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), m.countOp(1))
 		case err != nil:
 			return nil, err
 		default:
@@ -309,7 +318,7 @@ func DeleteOwnerOps(ctx context.Context, st store.Store, resource string, owner 
 		ops = append(ops,
 			store.Delete(items[i].Key(), store.Always, 0),
 			store.Delete(guardKey(resource, owner, m.Namespace, m.Key), store.Always, 0),
-			records.CountOp(partition, -1))
+			m.countOp(-1))
 	}
 	return ops, nil
 }

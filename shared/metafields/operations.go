@@ -208,14 +208,17 @@ func (f *Filter) source(o Owner, sinceID int64) (q store.Query, match records.Ma
 	}, p.Refs()
 }
 
-// Count returns how many of an owner's metafields pass f: a count of the
-// source's keys, with a GetItem per key where a combination over the
-// guards needs the metafield.
+// Count returns how many of an owner's metafields pass f: unfiltered, the
+// owner's counter; else a count of the source's keys, with a GetItem per
+// key where a combination over the guards needs the metafield.
 func (s Service) Count(ctx context.Context, o Owner, f *Filter) (int, error) {
 	if err := s.check(ctx, o, false); err != nil {
 		return 0, err
 	}
 	q, match, refs := f.source(o, 0)
+	if match == nil && q.Index == store.GSI1 && q.PK == OwnerPartition(o.Resource, o.ID) && q.After == "" && q.Before == "" {
+		return records.Count(ctx, s.Store, q.PK) // the owner's counter
+	}
 	if match != nil && refs {
 		match = records.RefMatcher(ctx, s.Store, match)
 	}
@@ -265,7 +268,7 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 		m.ID = id
 		m.stamp(now)
 		it := m.Item(1)
-		return []store.Op{store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), records.CountOp(partition, 1)}, nil
+		return []store.Op{store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), m.countOp(1)}, nil
 	})
 	if store.FailedOp(err) == 1 {
 		return Metafield{}, admin.Invalid("key", MsgTaken)
@@ -331,7 +334,7 @@ func (s Service) Delete(ctx context.Context, o *Owner, id int64) error {
 		err = records.Transact(ctx, s.Store,
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			store.Delete(guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key), store.Always, 0),
-			records.CountOp(partition, -1))
+			m.countOp(-1))
 		return store.FailedOp(err) == 0, err
 	})
 }
