@@ -47,6 +47,7 @@ func newCollection(t *testing.T, e *apitest.Env, title string) int64 {
 func addSmart(t *testing.T, e *apitest.Env, cid int64, products ...int64) {
 	t.Helper()
 	ops := []store.Op{store.Put(store.Item{PK: "smart_collection", SK: records.IDSK(cid), Version: 1,
+		Nums: map[string]int64{"products_count": int64(len(products))}, // as membership transactions keep it
 		Data: records.Encode(map[string]any{"id": cid, "title": "Smart"})}, store.IfAbsent, 0)}
 	for i, pid := range products {
 		ops = append(ops, store.Put(store.Item{

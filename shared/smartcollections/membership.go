@@ -532,9 +532,14 @@ func MembershipsOf(ctx context.Context, st store.Store, productID int64) ([]Memb
 	return records.DecodeAll[Member](items)
 }
 
-// CountMembers counts the collection's membership items.
+// CountMembers is how many products the collection holds: its
+// products_count, one GetItem.
 func CountMembers(ctx context.Context, st store.Store, collectionID int64) (int, error) {
-	return st.Count(ctx, store.Query{PK: MemberPartition(collectionID)})
+	it, err := st.Get(ctx, Key(collectionID))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	return int(it.Nums[CountNum]), err // kept in every membership transaction
 }
 
 // CountMembershipsOf counts the product's memberships.
