@@ -173,10 +173,3 @@ func (e *Entry) Item(it *store.Item) store.Item {
 	return store.Item{PK: e.Partition, SK: e.SK, GSI1PK: e.GSI1PK, GSI1SK: e.GSI1SK, GSI2PK: e.GSI2PK, GSI2SK: e.GSI2SK,
 		Version: it.Version, Data: data}
 }
-
-// RefSK is the record sort key a Ref entry item points to.
-func RefSK(entry *store.Item) (string, error) {
-	var r ref
-	err := Decode(entry, &r)
-	return r.SK, err
-}
