@@ -105,8 +105,10 @@ func Stamp(t time.Time) string { return url.QueryEscape(t.Format(time.RFC3339)) 
 // RangeFilters are the <field>_min and _max filters of one of whole's time
 // fields around a record's time: at it (the ends are strict), a second and
 // half a second either side, and an hour out, each answered by keys. A
-// record without the time (a null published_at) never matches.
-func RangeFilters(field string, whole []any) []Filter {
+// record without the time (a null published_at) never matches; no record
+// with it fails the test, which would otherwise check nothing.
+func RangeFilters(t testing.TB, field string, whole []any) []Filter {
+	t.Helper()
 	var times []time.Time
 	for _, v := range whole {
 		if t, ok := timeOf(v, field); ok {
@@ -114,7 +116,7 @@ func RangeFilters(field string, whole []any) []Filter {
 		}
 	}
 	if len(times) == 0 {
-		return nil
+		t.Fatalf("RangeFilters: no record has %s", field)
 	}
 	slices.SortFunc(times, time.Time.Compare)
 	edge := times[len(times)/2]

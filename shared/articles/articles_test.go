@@ -740,7 +740,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			{Query: "author=Bob&updated_at_min=2000-01-01", Source: by("Bob"), Keep: by("Bob")},
 		}
 		for _, field := range []string{"created_at", "updated_at", "published_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: news + ".json", Count: news + "/count.json", Key: "articles"}, whole, filters)
 	}, group)

@@ -517,7 +517,7 @@ func TestFilters(t *testing.T) {
 			{Query: "status=pending&updated_at_min=2025-01-22", Keep: is("status", "pending")},
 		}
 		for _, field := range []string{"created_at", "updated_at", "published_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/comments.json", Count: "/web/comments/count.json", Key: "comments"}, whole, filters)
 		// Paging and fields.

@@ -571,7 +571,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			}},
 		}
 		for _, field := range []string{"updated_at", "published_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/com/custom_collections.json", Count: "/com/custom_collections/count.json", Key: "custom_collections"}, whole, filters)
 

@@ -370,7 +370,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			{Query: "key=extra&updated_at_min=2000-01-01", Source: is("key", "extra"), Keep: is("key", "extra")},
 		}
 		for _, field := range []string{"created_at", "updated_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/admin/metafields.json", Count: "/admin/metafields/count.json", Key: "metafields"}, whole, filters)
 	}, groups...)

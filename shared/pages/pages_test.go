@@ -312,7 +312,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			}},
 		}
 		for _, field := range []string{"created_at", "updated_at", "published_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/pages.json", Count: "/web/pages/count.json", Key: "pages"}, whole, filters)
 	}, group)

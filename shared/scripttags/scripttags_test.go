@@ -198,7 +198,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			}},
 		}
 		for _, field := range []string{"created_at", "updated_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/script_tags.json", Count: "/web/script_tags/count.json", Key: "script_tags"}, whole, filters)
 

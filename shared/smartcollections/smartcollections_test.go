@@ -1201,7 +1201,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			{Query: "published_at_min=2000-01-01&published_status=unpublished", Source: published, Keep: func(map[string]any) bool { return false }},
 		}
 		for _, field := range []string{"updated_at", "published_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: base + ".json", Count: base + "/count.json", Key: "smart_collections"}, whole, filters)
 	}, group)

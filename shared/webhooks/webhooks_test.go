@@ -596,7 +596,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 				}},
 		}
 		for _, field := range []string{"created_at", "updated_at"} {
-			filters = append(filters, apitest.RangeFilters(field, whole)...)
+			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/admin/webhooks.json", Count: "/admin/webhooks/count.json", Key: "webhooks"}, whole, filters)
 
