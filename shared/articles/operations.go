@@ -37,10 +37,7 @@ func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64,
 		return []Article{*a}, records.Span{}, nil
 	}
 	q, match, refs := f.source(blog.ID, sinceID)
-	if refs {
-		return records.Spanned[Article](records.ListRefWindow(ctx, s.Store, q, match, w))
-	}
-	return records.Spanned[Article](records.ListWindow(ctx, s.Store, q, match, w))
+	return records.Spanned[Article](records.ListSource(ctx, s.Store, q, match, refs, w))
 }
 
 // byHandle is the blog's article the filter's handle names if it matches
@@ -78,13 +75,10 @@ func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) 
 		return 1, err
 	default:
 		q, match, refs := f.source(blog.ID, 0)
-		switch {
-		case match == nil && q.Index == store.GSI2 && q.After == "" && q.Before == "":
+		if match == nil && q.Index == store.GSI2 && q.After == "" && q.Before == "" {
 			return records.Count(ctx, s.Store, q.PK) // the state's counter
-		case match != nil && refs:
-			return records.CountMatching(ctx, s.Store, q, records.RefMatcher(ctx, s.Store, match))
 		}
-		return records.CountMatching(ctx, s.Store, q, match)
+		return records.CountSource(ctx, s.Store, q, match, refs)
 	}
 }
 

@@ -162,10 +162,7 @@ func (s Service) List(ctx context.Context, o Owner, f *Filter, sinceID int64, w 
 		return nil, records.Span{}, err
 	}
 	q, match, refs := f.source(o, sinceID)
-	if refs {
-		return records.Spanned[Metafield](records.ListRefWindow(ctx, s.Store, q, match, w))
-	}
-	return records.Spanned[Metafield](records.ListWindow(ctx, s.Store, q, match, w))
+	return records.Spanned[Metafield](records.ListSource(ctx, s.Store, q, match, refs, w))
 }
 
 // source is what a list or count of f reads among an owner's metafields,
@@ -219,10 +216,7 @@ func (s Service) Count(ctx context.Context, o Owner, f *Filter) (int, error) {
 	if match == nil && q.Index == store.GSI1 && q.PK == OwnerPartition(o.Resource, o.ID) && q.After == "" && q.Before == "" {
 		return records.Count(ctx, s.Store, q.PK) // the owner's counter
 	}
-	if match != nil && refs {
-		match = records.RefMatcher(ctx, s.Store, match)
-	}
-	return records.CountMatching(ctx, s.Store, q, match)
+	return records.CountSource(ctx, s.Store, q, match, refs)
 }
 
 // get reads a metafield; through an owner's path (o not nil) one of

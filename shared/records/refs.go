@@ -3,7 +3,6 @@ package records
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -38,29 +37,43 @@ func ListRefWindow(ctx context.Context, st store.Store, q store.Query, match Mat
 		}
 		return out, span, nil
 	}
-	var mu sync.Mutex
-	resolved := map[store.Key]store.Item{}
-	items, span, err := ListWindow(ctx, st, q, func(entry *store.Item) (bool, error) {
-		rec, found, err := deref(ctx, st, entry)
-		if err != nil || !found {
-			return false, err
-		}
-		ok, err := match(&rec)
+	resolved := map[store.Key]store.Item{} // the matching records, by key (List calls match in turn)
+	items, span, err := ListWindow(ctx, st, q, RefMatcher(ctx, st, func(rec *store.Item) (bool, error) {
+		ok, err := match(rec)
 		if ok {
-			mu.Lock()
-			resolved[entry.Key()] = rec
-			mu.Unlock()
+			resolved[rec.Key()] = *rec
 		}
 		return ok, err
-	}, w)
+	}), w)
 	if err != nil {
 		return nil, Span{}, err
 	}
 	out := make([]store.Item, len(items))
 	for i := range items {
-		out[i] = resolved[items[i].Key()]
+		k, err := refKey(&items[i])
+		if err != nil {
+			return nil, Span{}, err
+		}
+		out[i] = resolved[k]
 	}
 	return out, span, nil
+}
+
+// ListSource is ListWindow, or ListRefWindow when q reads Ref entries.
+func ListSource(ctx context.Context, st store.Store, q store.Query, match Matcher, refs bool, w Window) ([]store.Item, Span, error) {
+	if refs {
+		return ListRefWindow(ctx, st, q, match, w)
+	}
+	return ListWindow(ctx, st, q, match, w)
+}
+
+// CountSource is CountMatching of q; over Ref entries a matcher sees each
+// entry's record (a GetItem each).
+func CountSource(ctx context.Context, st store.Store, q store.Query, match Matcher, refs bool) (int, error) {
+	if match != nil && refs {
+		match = RefMatcher(ctx, st, match)
+	}
+	return CountMatching(ctx, st, q, match)
 }
 
 // RefMatcher is a Matcher of Ref entries: it reads each entry's record (one
@@ -76,13 +89,20 @@ func RefMatcher(ctx context.Context, st store.Store, match Matcher) Matcher {
 }
 
 func deref(ctx context.Context, st store.Store, entry *store.Item) (store.Item, bool, error) {
-	var r ref
-	if err := Decode(entry, &r); err != nil {
+	k, err := refKey(entry)
+	if err != nil {
 		return store.Item{}, false, err
 	}
-	rec, err := st.Get(ctx, store.Key{PK: r.PK, SK: r.SK})
+	rec, err := st.Get(ctx, k)
 	if errors.Is(err, store.ErrNotFound) {
 		return rec, false, nil
 	}
 	return rec, err == nil, err
+}
+
+// refKey is the key of the record a Ref entry points to.
+func refKey(entry *store.Item) (store.Key, error) {
+	var r ref
+	err := Decode(entry, &r)
+	return store.Key{PK: r.PK, SK: r.SK}, err
 }

@@ -174,10 +174,7 @@ func List(ctx context.Context, st store.Store, partition string, f *Filter, sinc
 	if !exact {
 		match = f.matcher(sinceID)
 	}
-	if refs {
-		return records.ListRefWindow(ctx, st, q, match, w)
-	}
-	return records.ListWindow(ctx, st, q, match, w)
+	return records.ListSource(ctx, st, q, match, refs, w)
 }
 
 // Count counts a kind's collections that f (without handle and
@@ -191,10 +188,8 @@ func Count(ctx context.Context, st store.Store, partition string, f *Filter) (in
 		return records.Count(ctx, st, q.PK) // the state's or the kind's counter
 	case exact:
 		return records.CountMatching(ctx, st, q, nil)
-	case refs:
-		return records.CountMatching(ctx, st, q, records.RefMatcher(ctx, st, f.matcher(0)))
 	}
-	return records.CountMatching(ctx, st, q, f.matcher(0))
+	return records.CountSource(ctx, st, q, f.matcher(0), refs)
 }
 
 // matcher checks f on a collection item of either kind after sinceID.
