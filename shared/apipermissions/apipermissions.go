@@ -7,16 +7,13 @@ package apipermissions
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/charges"
-	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/webhooks"
@@ -25,11 +22,16 @@ import (
 // Topic is the topic fired by an uninstall.
 const Topic = "app/uninstalled"
 
-// Uninstall uninstalls the calling app (in ctx). It runs in an order that a
-// retry can repeat: the deliveries are queued (with a snapshot of each
-// webhook, which is about to go) before the token is revoked, so a failure
-// part way leaves a token to retry with, and a retry queues the same
-// delivery ids again.
+// Uninstall uninstalls the calling app (in ctx). The uninstall itself is one
+// transaction: the token deleted on condition that it is still there, with
+// the app/uninstalled notification and its outbox marker. Concurrent
+// uninstalls with one token are decided by the store: one commits, the
+// others fail the condition and are 401, as any call with a revoked token,
+// so the app is notified once. The notification carries copies of the
+// app's app/uninstalled webhooks, which are deleted next, so that its
+// fan-out finds them however late it runs. The app record stays, to sign
+// the delivery; a seed load writes a token only with a new app record, so
+// a restart or re-import never gives the token back (shared/seed).
 func Uninstall(ctx context.Context, d *platform.Deps) error {
 	app, shop := admin.AppFrom(ctx), admin.ShopFrom(ctx)
 
@@ -37,38 +39,27 @@ func Uninstall(ctx context.Context, d *platform.Deps) error {
 	if err != nil {
 		return err
 	}
-	var bodies [][]byte
-	var notification []store.Op
+	var mine []webhooks.Webhook
 	for i := range subs {
-		if subs[i].AppID != app.ID {
-			continue
+		if subs[i].AppID == app.ID {
+			mine = append(mine, subs[i])
 		}
-		if notification == nil {
-			ops, err := outbox.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, outbox.OnlyApp(app.ID))
-			if err != nil {
-				return err
-			}
-			notification = ops[:1] // no outbox marker: fanned out here
-			if err := d.Store.Transact(ctx, notification...); err != nil {
-				return err
-			}
-		}
-		nid, _ := records.ParseIDSK(notification[0].Item.SK)
-		b, _ := json.Marshal(delivery.Message{DeliveryID: delivery.DeliveryID(nid, subs[i].ID),
-			NotificationID: nid, WebhookID: subs[i].ID, AppID: app.ID, Snapshot: &subs[i]})
-		bodies = append(bodies, b)
 	}
-	if len(bodies) > 0 {
-		if err := d.Queue.Send(ctx, bodies...); err != nil {
+	ops := []store.Op{store.Delete(auth.TokenKey(app.TokenHash), store.IfPresent, 0)}
+	if len(mine) > 0 {
+		nops, err := outbox.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
+		if err != nil {
 			return err
 		}
+		ops = append(ops, nops...)
 	}
-	// Revoke: 401 from now on. The app record stays, to sign the deliveries;
-	// a seed load writes a token only with a new app record, so a restart
-	// or re-import never gives the token back (shared/seed).
-	if err := d.Store.Transact(ctx, store.Delete(auth.TokenKey(app.TokenHash), store.Always, 0)); err != nil {
+	if err := d.Store.Transact(ctx, ops...); err != nil {
+		if store.FailedOp(err) == 0 {
+			return admin.Unauthorized // another uninstall revoked the token first
+		}
 		return err
 	}
+	// The app's things go after the token: nobody can use them any more.
 	if err := scripttags.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
 		return err
 	}

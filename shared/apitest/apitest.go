@@ -13,9 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -77,6 +80,23 @@ func ForEachStore(t *testing.T, fn func(t *testing.T, e *Env), groups ...api.Gro
 		t.Run(s.Name, func(t *testing.T) {
 			fn(t, New(t, s.Open(t), groups...))
 		})
+	}
+}
+
+// SetApp installs an app holding token with exactly scopes, or changes
+// the scopes of an installed one (its token and app records, as the seed
+// writes them): the demo seed has only an app with every scope and one
+// with read_content and read_script_tags.
+func (e *Env) SetApp(id int64, token string, scopes ...string) {
+	e.T.Helper()
+	app := admin.App{ID: id, Name: "Test App", TokenHash: auth.HashToken(token), SharedSecret: "test-secret", Scopes: scopes}
+	data := records.Encode(app)
+	tk, ak := auth.TokenKey(app.TokenHash), auth.AppKey(id)
+	err := e.Deps.Store.Transact(context.Background(),
+		store.Put(store.Item{PK: tk.PK, SK: tk.SK, Version: 1, Data: data}, store.Always, 0),
+		store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: data}, store.Always, 0))
+	if err != nil {
+		e.T.Fatal(err)
 	}
 }
 

@@ -93,7 +93,13 @@ func messages(ctx context.Context, st store.Store, notificationID int64, subs ma
 		return nil, err
 	}
 	list, ok := subs[n.Topic]
-	if !ok {
+	switch {
+	case n.Webhooks != nil: // fixed at the change: the webhooks may be gone
+		list = n.Webhooks
+		for i := range list {
+			list[i].AppID = n.AppID // not part of the webhooks' JSON
+		}
+	case !ok:
 		var err error
 		if list, err = webhooks.Subscribers(ctx, st, n.Topic); err != nil {
 			return nil, err

@@ -33,6 +33,10 @@ type Notification struct {
 	OwnerResource string     `json:"owner_resource,omitempty"`
 	OwnerID       int64      `json:"owner_id,omitempty"`
 	AppID         int64      `json:"app_id,omitempty"` // only this app's webhooks (app/uninstalled)
+	// Webhooks, when set, are the subscribers, copied as they were at the
+	// change (the app's webhooks about to be deleted, with AppID): the
+	// fan-out sends to them without reading the topic's subscribers.
+	Webhooks []webhooks.Webhook `json:"webhooks,omitempty"`
 	TriggeredAt   admin.Time `json:"triggered_at"`
 	// Clock is the topic's subscription clock read before the change
 	// committed (webhooks.Clock): only webhooks whose subscription tick is
@@ -65,6 +69,14 @@ func MetafieldsOf(resource string, id int64) Option {
 
 // OnlyApp restricts delivery to one app's webhooks.
 func OnlyApp(appID int64) Option { return func(n *Notification) { n.AppID = appID } }
+
+// ToWebhooks fixes the subscribers: copies of ws, webhooks of one app
+// (appID) that the change deletes right after, so that the fan-out, however
+// late, still finds them. Their size counts toward the notification item's
+// 400 KB.
+func ToWebhooks(appID int64, ws []webhooks.Webhook) Option {
+	return func(n *Notification) { n.AppID, n.Webhooks = appID, ws }
+}
 
 // Notify returns the writes that fire topic with payload (the resource
 // object, marshalled as its response shows it). Put them in the change's

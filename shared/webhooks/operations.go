@@ -83,7 +83,7 @@ func (s Service) Get(ctx context.Context, id int64) (*Webhook, error) {
 func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 	app := admin.AppFrom(ctx)
 	wh := Webhook{AppID: app.ID}
-	if err := in.apply(&wh, true, s.Outbound.Refuses); err != nil {
+	if err := in.apply(app, &wh, true, s.Outbound.Refuses); err != nil {
 		return wh, err
 	}
 	var err error
@@ -120,7 +120,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 		}
 		old := wh
 		oldGuard, oldTopic := guardKey(wh.AppID, wh.Topic, wh.Address), wh.Topic
-		if err := in.apply(&wh, false, s.Outbound.Refuses); err != nil {
+		if err := in.apply(app, &wh, false, s.Outbound.Refuses); err != nil {
 			return nil, err
 		}
 		if wh.Topic != oldTopic { // a new subscription: changes of the new topic from now on

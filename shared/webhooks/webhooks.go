@@ -1,7 +1,10 @@
 // Package webhooks serves /admin/webhooks (spec §2.2, §4.2) and gives the
 // notification dispatcher its read of the subscribers of a topic (§6.1).
 //
-// Webhooks belong to the app that created them and need no scope. Items:
+// Webhooks belong to the app that created them; the routes need no scope,
+// but a webhook delivers what its topic carries, so its topic needs the
+// read scope of that (TopicScope): create and update check it, and the
+// dispatcher checks it again against the app's current scopes. Items:
 //
 //	webhook                  webhook#app#<app id> / id
 //	  GSI1                   webhook#topic#<topic> / id   (every app's subscribers of a topic)
@@ -70,6 +73,34 @@ var topicSet = func() map[string]bool {
 
 // ValidTopic reports whether t is one of Topics.
 func ValidTopic(t string) bool { return topicSet[t] }
+
+// groupScopes is the scope whose read access each topic group (the part
+// of a topic before "/") needs: the scope of the resource its deliveries
+// carry. Every group of Topics is here (a test keeps it so).
+var groupScopes = map[string]admin.Scope{
+	"orders": admin.ScopeOrders, "order_transactions": admin.ScopeOrders, "refunds": admin.ScopeOrders,
+	"carts": admin.ScopeOrders, "checkouts": admin.ScopeOrders, "disputes": admin.ScopeOrders,
+	"fulfillments": admin.ScopeFulfillments,
+	"products":     admin.ScopeProducts, "collections": admin.ScopeProducts,
+	"customers": admin.ScopeCustomers, "customer_groups": admin.ScopeCustomers,
+	"shop": admin.ScopeNone, "app": admin.ScopeNone,
+}
+
+// TopicScope is the scope an app must hold (read_ or write_) to subscribe
+// to topic and receive its deliveries.
+func TopicScope(topic string) admin.Scope {
+	group, _, _ := strings.Cut(topic, "/")
+	return groupScopes[group]
+}
+
+// Readable reports whether app may receive topic's deliveries; when not,
+// the error is the router's 403 for the missing read scope.
+func Readable(app *admin.App, topic string) error {
+	if s := TopicScope(topic); !app.Allows(s, false) {
+		return admin.ScopeRequired(s, false)
+	}
+	return nil
+}
 
 // Formats are the allowed values of format; the first is the default.
 var Formats = []string{"json", "xml"}
@@ -241,8 +272,10 @@ func InvalidTopicMessage(topic string) string {
 
 // apply validates in and merges it into w; create requires topic and
 // address and fills the defaults. refused says which addresses the
-// outbound client would never reach.
-func (in *Input) apply(w *Webhook, create bool, refused func(string) bool) error {
+// outbound client would never reach. A topic app may not read (the new
+// one, or the kept one of an update) is the 403 of its scope, before the
+// other fields are looked at, as the router refuses a route's scope.
+func (in *Input) apply(app *admin.App, w *Webhook, create bool, refused func(string) bool) error {
 	var v admin.Validation
 	if in.Topic != nil || create {
 		t := ""
@@ -256,6 +289,11 @@ func (in *Input) apply(w *Webhook, create bool, refused func(string) bool) error
 			v.Add("topic", InvalidTopicMessage(t))
 		default:
 			w.Topic = t
+		}
+	}
+	if !v.Has("topic") && w.Topic != "" {
+		if err := Readable(app, w.Topic); err != nil {
+			return err
 		}
 	}
 	if in.Address != nil || create {

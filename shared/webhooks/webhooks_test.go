@@ -215,7 +215,8 @@ func TestUniqueTopicAndAddress(t *testing.T) {
 		e.Do("DELETE", path(b), nil).Expect(t, 200)
 		create(t, e, apitest.DemoToken, "orders/create", "https://example.com/b")
 		// Another app may subscribe the same address to the same topic.
-		create(t, e, apitest.ReadOnlyToken, "orders/create", "https://example.com/a")
+		e.SetApp(ordersApp, ordersToken, "read_orders")
+		create(t, e, ordersToken, "orders/create", "https://example.com/a")
 	}, group)
 }
 
@@ -408,8 +409,9 @@ func TestAppScoping(t *testing.T) {
 		if c := count(t, e, other, ""); c != 0 {
 			t.Fatalf("another app's count %d", c)
 		}
-		// The read-only app has no webhook scope and needs none.
-		theirs := create(t, e, other, "orders/create", "https://example.com/mine")
+		// The read-only app needs no webhook scope for a topic that carries
+		// nothing it may not read.
+		theirs := create(t, e, other, "shop/update", "https://example.com/mine")
 		e.DoAs(other, "PUT", path(theirs), body(map[string]any{"format": "xml"})).Expect(t, 200)
 		e.Do("GET", path(theirs), nil).Expect(t, 404)
 		if got := e.Do("GET", path(mine), nil).Expect(t, 200).Object(t, "webhook"); got["address"] != "https://example.com/mine" {
@@ -438,8 +440,9 @@ func TestAppScoping(t *testing.T) {
 
 func TestSubscribers(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		e.SetApp(ordersApp, ordersToken, "read_orders")
 		a := create(t, e, apitest.DemoToken, "orders/paid", "https://one.example.com/paid")
-		b := create(t, e, apitest.ReadOnlyToken, "orders/paid", "https://two.example.com/paid")
+		b := create(t, e, ordersToken, "orders/paid", "https://two.example.com/paid")
 		c := create(t, e, apitest.DemoToken, "orders/paid", "https://one.example.com/paid2")
 		create(t, e, apitest.DemoToken, "orders/create", "https://one.example.com/paid")
 		e.Do("PUT", path(c), body(map[string]any{"format": "xml", "fields": []string{"id"}})).Expect(t, 200)
@@ -455,7 +458,7 @@ func TestSubscribers(t *testing.T) {
 		if len(subs) != 3 || len(got) != 3 {
 			t.Fatalf("subscribers %+v", subs)
 		}
-		if got[idOf(a)].AppID != demoApp || got[idOf(b)].AppID != otherApp || got[idOf(c)].AppID != demoApp {
+		if got[idOf(a)].AppID != demoApp || got[idOf(b)].AppID != ordersApp || got[idOf(c)].AppID != demoApp {
 			t.Fatalf("app ids %+v", subs)
 		}
 		if s := got[idOf(c)]; s.Format != "xml" || fmt.Sprint(s.Fields) != "[id]" || s.Address != "https://one.example.com/paid2" || s.Topic != "orders/paid" {
@@ -479,7 +482,7 @@ func TestDeleteAllOfApp(t *testing.T) {
 		for i := range n {
 			create(t, e, apitest.DemoToken, webhooks.Topics[i%len(webhooks.Topics)], fmt.Sprintf("https://example.com/hook/%d", i))
 		}
-		theirs := create(t, e, apitest.ReadOnlyToken, "orders/create", "https://example.com/hook/0")
+		theirs := create(t, e, apitest.ReadOnlyToken, "shop/update", "https://example.com/hook/0")
 		ctx := context.Background()
 		if err := webhooks.DeleteAllOfApp(ctx, e.Deps.Store, demoApp); err != nil {
 			t.Fatal(err)
@@ -495,7 +498,7 @@ func TestDeleteAllOfApp(t *testing.T) {
 				t.Fatalf("%s: %d items left (%v)", pk, len(items), err)
 			}
 		}
-		subs, err := webhooks.Subscribers(ctx, e.Deps.Store, "orders/create")
+		subs, err := webhooks.Subscribers(ctx, e.Deps.Store, "shop/update")
 		if err != nil || len(subs) != 1 || subs[0].ID != idOf(theirs) {
 			t.Fatalf("subscribers after uninstall %+v %v", subs, err)
 		}
@@ -522,7 +525,7 @@ func text(s string) *string { return &s }
 // anything is read or written.
 func TestWebhookRules(t *testing.T) {
 	s := webhooks.Service{Deps: &platform.Deps{Outbound: outbound.New(false)}}
-	ctx := admin.WithApp(t.Context(), &admin.App{ID: demoApp})
+	ctx := admin.WithApp(t.Context(), &admin.App{ID: demoApp, Scopes: []string{"read_orders"}})
 	topic, addr := text("orders/create"), text("https://example.com/hooks")
 	long := strings.Repeat("a", 256)
 	many := make([]string, 51)
@@ -548,6 +551,12 @@ func TestWebhookRules(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
 		}
 	}
+	// A topic the app may not read is refused before the other fields.
+	bare := admin.WithApp(t.Context(), &admin.App{ID: demoApp, Scopes: []string{"read_content"}})
+	_, err := s.Create(bare, &webhooks.Input{Topic: topic, Address: text("ftp://example.com/x")})
+	if e, ok := err.(*admin.Error); !ok || e.Code != admin.EFORBIDDEN || e.Message != "[API] This action requires merchant approval for read_orders scope." {
+		t.Errorf("a topic without its scope: %v", err)
+	}
 }
 
 // Every filter, alone and combined, answers what filtering the whole list
@@ -564,7 +573,8 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			}
 			made = append(made, create(t, e, apitest.DemoToken, topics[i%3], fmt.Sprintf("https://example.com/hook/%d", i%4)))
 		}
-		create(t, e, apitest.ReadOnlyToken, topics[0], "https://example.com/hook/0") // another app's
+		e.SetApp(ordersApp, ordersToken, "read_orders")
+		create(t, e, ordersToken, topics[0], "https://example.com/hook/0") // another app's
 		time.Sleep(time.Second)
 		e.Do("PUT", path(made[0]), body(map[string]any{"topic": "orders/cancelled"})).Expect(t, 200)
 		e.Do("PUT", path(made[7]), body(map[string]any{"address": "https://example.com/hook/9"})).Expect(t, 200)
@@ -612,4 +622,81 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			}
 		}
 	}, group)
+}
+
+// An app with read_orders only (besides the demo seed's two).
+const ordersApp, ordersToken = 1003, "orders-reader-token-0123456789abcdef"
+
+// topicScope is the read scope each topic group needs (docs/spec-gaps.md).
+var topicScope = map[string]string{
+	"orders": "read_orders", "order_transactions": "read_orders", "refunds": "read_orders",
+	"carts": "read_orders", "checkouts": "read_orders", "disputes": "read_orders",
+	"fulfillments": "read_fulfillments",
+	"products":     "read_products", "collections": "read_products",
+	"customers": "read_customers", "customer_groups": "read_customers",
+	"shop": "", "app": "",
+}
+
+// A webhook delivers what its topic carries, so subscribing needs the read
+// scope of it: without, create and update are the router's 403 for a
+// missing scope, and nothing is written; write_ implies read_.
+func TestTopicsNeedTheirReadScope(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		e.SetApp(ordersApp, ordersToken, "read_orders")
+		for _, topic := range webhooks.Topics {
+			group, _, _ := strings.Cut(topic, "/")
+			scope, known := topicScope[group]
+			if !known {
+				t.Fatalf("topic %s: no scope in the test's table", topic)
+			}
+			addr := "https://example.com/" + topic
+			create(t, e, apitest.DemoToken, topic, addr) // every write scope
+			res := e.DoAs(apitest.ReadOnlyToken, "POST", "/admin/webhooks.json", body(map[string]any{"topic": topic, "address": addr}))
+			switch {
+			case scope == "":
+				res.Expect(t, http.StatusCreated)
+			default:
+				res.Expect(t, http.StatusForbidden)
+				want := `{"errors":"[API] This action requires merchant approval for ` + scope + ` scope."}`
+				if got := strings.TrimSpace(string(res.Body)); got != want {
+					t.Fatalf("%s: %s, want %s", topic, got, want)
+				}
+			}
+			status := http.StatusForbidden
+			if scope == "" || scope == "read_orders" {
+				status = http.StatusCreated
+			}
+			e.DoAs(ordersToken, "POST", "/admin/webhooks.json", body(map[string]any{"topic": topic, "address": addr})).Expect(t, status)
+		}
+		if c := count(t, e, apitest.ReadOnlyToken, ""); c != 2 { // shop/update, app/uninstalled
+			t.Fatalf("the read-only app has %d webhooks, want 2", c)
+		}
+		// Update: moving a webhook to a topic the app may not read, or
+		// changing one whose topic it may not read, is refused too.
+		mine := create(t, e, apitest.ReadOnlyToken, "shop/update", "https://example.com/moved")
+		e.DoAs(apitest.ReadOnlyToken, "PUT", path(mine), body(map[string]any{"topic": "products/update"})).Expect(t, http.StatusForbidden)
+		e.DoAs(apitest.ReadOnlyToken, "PUT", path(mine), body(map[string]any{"topic": "customers/update", "format": "yaml"})).Expect(t, http.StatusForbidden)
+		if got := e.DoAs(apitest.ReadOnlyToken, "GET", path(mine), nil).Expect(t, 200).Object(t, "webhook"); got["topic"] != "shop/update" {
+			t.Fatalf("a refused update changed the webhook: %v", got)
+		}
+		orders := create(t, e, ordersToken, "orders/paid", "https://example.com/paid")
+		e.SetApp(ordersApp, ordersToken, "read_content") // the scope is taken away
+		e.DoAs(ordersToken, "PUT", path(orders), body(map[string]any{"format": "xml"})).Expect(t, http.StatusForbidden)
+		e.DoAs(ordersToken, "PUT", path(orders), body(map[string]any{"topic": "app/uninstalled"})).Expect(t, 200)
+		e.DoAs(ordersToken, "GET", path(orders), nil).Expect(t, 200)
+		// An invalid topic is still the 422 naming it.
+		e.DoAs(apitest.ReadOnlyToken, "POST", "/admin/webhooks.json", body(map[string]any{"topic": "orders/eaten", "address": "https://example.com/x"})).Expect(t, 422)
+	}, group)
+}
+
+// Every topic needs exactly the scope of the resource it carries.
+func TestTopicScope(t *testing.T) {
+	for _, topic := range webhooks.Topics {
+		group, _, _ := strings.Cut(topic, "/")
+		want, known := topicScope[group]
+		got := webhooks.TopicScope(topic)
+		if !known || (want == "" && got != admin.ScopeNone) || (want != "" && "read_"+string(got) != want) {
+			t.Errorf("%s needs %q, want %q", topic, got, want)
+		}
+	}
 }
