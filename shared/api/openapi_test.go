@@ -67,6 +67,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 	"github.com/storeadmin/adminapi/shared/webhooks"
@@ -2107,8 +2108,10 @@ func (s *scenario) webhooks(t *testing.T) {
 		t.Errorf("create with fields: %s", r2.Body)
 	}
 	id3 := s.id(s.do(demoToken, "POST", list, M{"webhook": M{"topic": "orders/create", "address": addr2}}, 201), "webhook")
-	// Another app may subscribe the same topic and address.
-	other := s.id(s.do(roToken, "POST", list, M{"webhook": M{"topic": "orders/create", "address": addr1}}, 201), "webhook")
+	// Another app may subscribe the same address, to a topic it may read:
+	// orders/create needs read_orders (403 as a route's missing scope).
+	s.do(roToken, "POST", list, valid, 403)
+	other := s.id(s.do(roToken, "POST", list, M{"webhook": M{"topic": "shop/update", "address": addr1}}, 201), "webhook")
 	s.wantFields(s.do(demoToken, "POST", list, M{"webhook": M{}}, 422), "topic", "address")
 	s.wantFields(s.do(demoToken, "POST", list, M{"webhook": M{"topic": "orders/exploded", "address": addr1}}, 422), "topic")
 	s.wantFields(s.do(demoToken, "POST", list, M{"webhook": M{"topic": "orders/create", "address": addr1}}, 422), "address")
@@ -2186,6 +2189,7 @@ func (s *scenario) webhooks(t *testing.T) {
 	s.wantFields(s.do(demoToken, "PUT", one(id3), M{"webhook": M{"fields": "id"}}, 422), "fields")
 	s.do(demoToken, "PUT", one(999999999), M{"webhook": M{"topic": "orders/paid"}}, 404)
 	s.do(demoToken, "PUT", one(other), M{"webhook": M{"topic": "orders/paid"}}, 404)
+	s.do(roToken, "PUT", one(other), M{"webhook": M{"topic": "orders/paid"}}, 403)
 	s.do(demoToken, "PUT", one(id3), M{"topic": "orders/paid"}, 400)
 	s.do(demoToken, "PUT", one(id3), "not json", 400)
 	s.do(demoToken, "PUT", one(id3), tooLarge, 413)
@@ -2339,7 +2343,19 @@ func (s *scenario) uninstall(t *testing.T) {
 	// Other apps keep theirs.
 	s.wantCount(s.do(demoToken, "GET", "/admin/webhooks/count.json", nil, 200), int(demoHooks.JSON(t)["count"].(float64)))
 
-	// The app/uninstalled delivery was queued with the webhook's snapshot.
+	// The uninstall committed the app/uninstalled notification with the
+	// webhook's snapshot; its fan-out queues the delivery, though the
+	// webhook is gone.
+	markers, _, err := s.env.Deps.Store.Query(ctx, store.Query{PK: outbox.Partition})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range markers {
+		nid, _ := records.ParseIDSK(it.SK)
+		if err := delivery.FanOut(ctx, s.env.Deps.Store, s.env.Deps.Queue, nid); err != nil {
+			t.Fatal(err)
+		}
+	}
 	msgs, err := s.env.Deps.Queue.Receive(ctx, queue.MaxReceive, 0)
 	if err != nil {
 		t.Fatal(err)
