@@ -38,7 +38,8 @@ func DeliveryID(notificationID, webhookID int64) string {
 }
 
 // FanOut queues one message per webhook subscribed to the notification's
-// topic when its change committed, then removes its outbox marker. Webhooks
+// topic when its change committed (or per webhook the notification names,
+// outbox.ToWebhooks), then removes its outbox marker. Webhooks
 // subscribed since (a subscription tick above the notification's clock) are
 // skipped, however late the fan-out runs; webhooks deleted since are not
 // read (or, if the index still shows them, dropped by the dispatcher). Run

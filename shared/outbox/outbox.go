@@ -33,16 +33,17 @@ type Notification struct {
 	OwnerResource string     `json:"owner_resource,omitempty"`
 	OwnerID       int64      `json:"owner_id,omitempty"`
 	AppID         int64      `json:"app_id,omitempty"` // only this app's webhooks (app/uninstalled)
-	// Webhooks, when set, are the subscribers, copied as they were at the
-	// change (the app's webhooks about to be deleted, with AppID): the
-	// fan-out sends to them without reading the topic's subscribers.
-	Webhooks []webhooks.Webhook `json:"webhooks,omitempty"`
 	TriggeredAt   admin.Time `json:"triggered_at"`
 	// Clock is the topic's subscription clock read before the change
 	// committed (webhooks.Clock): only webhooks whose subscription tick is
 	// at most this get the notification. Absent in notifications written
 	// before clocks existed, which go to every subscriber.
 	Clock *int64 `json:"clock,omitempty"`
+	// Webhooks, when set, are the subscribers, copied as they were at the
+	// change (webhooks of AppID about to be deleted; their own AppID is not
+	// stored, the fan-out sets it): the
+	// fan-out sends to them without reading the topic's subscribers.
+	Webhooks []webhooks.Webhook `json:"webhooks,omitempty"`
 }
 
 // NotificationTTL outlives the retry window of every delivery.
