@@ -40,9 +40,9 @@ type Notification struct {
 	// before clocks existed, which go to every subscriber.
 	Clock *int64 `json:"clock,omitempty"`
 	// Webhooks, when set, are the subscribers, copied as they were at the
-	// change (webhooks of AppID about to be deleted; their own AppID is not
-	// stored, the fan-out sets it): the
-	// fan-out sends to them without reading the topic's subscribers.
+	// change (webhooks of AppID about to be deleted; the fan-out sets their
+	// AppID, which their JSON lacks) and sent to without reading the
+	// topic's subscribers.
 	Webhooks []webhooks.Webhook `json:"webhooks,omitempty"`
 }
 
