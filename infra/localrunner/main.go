@@ -67,6 +67,17 @@ func run() error {
 		slog.Info("index rebuilt", "version", api.IndexVersion)
 	}
 
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.Port))
+	if err != nil {
+		return err
+	}
+	// Absolute URLs in answers are on the configured base, else on the
+	// address listened on (with PORT=0, the port picked), never on a
+	// request's Host.
+	if deps.BaseURL == "" {
+		deps.BaseURL = "http://" + ln.Addr().String()
+	}
+
 	openapi, err := openAPIJSON()
 	if err != nil {
 		return err
@@ -113,10 +124,6 @@ func run() error {
 	}()
 	defer func() { stopPipeline(); pipelineDone.Wait() }()
 
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.Port))
-	if err != nil {
-		return err
-	}
 	// ReadTimeout bounds a whole request, body included: a client that stalls
 	// mid-body must not hold a connection for good. The runner listens on
 	// loopback and bodies are at most a few MB, so 10 s is generous.
@@ -126,7 +133,7 @@ func run() error {
 		ReadTimeout:       10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	slog.Info("listening", "addr", "http://"+ln.Addr().String(), "store", cfg.Store)
+	slog.Info("listening", "addr", "http://"+ln.Addr().String(), "base_url", deps.BaseURL, "store", cfg.Store)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

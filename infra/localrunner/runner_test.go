@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -279,7 +280,8 @@ func TestProviderJobEndpoints(t *testing.T) {
 // instead of holding it for good; unclean paths are 404 JSON, not redirects.
 func TestStalledBodyAndUncleanPaths(t *testing.T) {
 	r := start(t, "DATA_DIR="+t.TempDir())
-	for _, p := range []string{"//web/redirects.json", "/web/comments/%2e%2e.json", "/web/./redirects.json", "/healthz/../web/redirects.json"} {
+	for _, p := range []string{"//web/redirects.json", "/web/comments/%2e%2e.json", "/web/./redirects.json", "/healthz/../web/redirects.json",
+		"/web/themes/1099511627774/assets", "/web/themes/1099511627774/assets/", "/web/redirects.json/", "/healthz/"} {
 		req, _ := http.NewRequest("GET", r.url+p, nil)
 		req.URL.Opaque = p // send the path exactly as written
 		req.Header.Set("X-Service-Access-Token", demoToken)
@@ -420,5 +422,83 @@ func TestUninstalledAppStaysUninstalledAcrossRestarts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// raw sends a request exactly as written on a new connection and reads
+// the answer.
+func (r *runner) raw(t *testing.T, request string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	return res
+}
+
+// Paging links and confirmation_url are on PUBLIC_BASE_URL, else on the
+// runner's own address, whatever Host header or absolute-form request
+// target a client sends; a token header sent twice is 401.
+func TestAbsoluteURLsAreOnTheBaseURL(t *testing.T) {
+	for _, base := range []string{"https://shop-api.example.net", ""} {
+		env := []string{"DATA_DIR=" + t.TempDir()}
+		if base != "" {
+			env = append(env, "PUBLIC_BASE_URL="+base+"/")
+		}
+		r := start(t, env...)
+		if base == "" {
+			base = r.url
+		}
+		for _, p := range []string{"/a", "/b"} {
+			if code, v := r.do(t, demoToken, "POST", "/web/redirects.json", `{"redirect":{"path":"`+p+`","target":"/t"}}`); code != 201 {
+				t.Fatalf("create: %d %v", code, v)
+			}
+		}
+		for _, target := range []string{"/web/redirects.json?limit=1", "http://evil.example/web/redirects.json?limit=1"} {
+			res := r.raw(t, "GET "+target+" HTTP/1.1\r\nHost: evil.example\r\nX-Forwarded-Host: evil.example\r\nX-Forwarded-Proto: http\r\n"+
+				"X-Service-Access-Token: "+demoToken+"\r\nConnection: close\r\n\r\n")
+			if link := res.Header.Get("Link"); res.StatusCode != 200 || !strings.HasPrefix(link, "<"+base+"/web/redirects.json?limit=1&page_info=") {
+				t.Errorf("GET %s: %d Link %q, want it on %s", target, res.StatusCode, link, base)
+			}
+		}
+		charge := `{"recurring_application_charge":{"name":"P","price":1,"return_url":"https://app.example.com/"}}`
+		res := r.raw(t, fmt.Sprintf("POST http://evil.example/admin/recurring_application_charges.json HTTP/1.1\r\nHost: evil.example\r\n"+
+			"X-Service-Access-Token: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", demoToken, len(charge), charge))
+		var out map[string]map[string]any
+		json.NewDecoder(res.Body).Decode(&out)
+		if u, _ := out["recurring_application_charge"]["confirmation_url"].(string); res.StatusCode != 201 || !strings.HasPrefix(u, base+"/admin/recurring_application_charges/") {
+			t.Errorf("confirmation_url %q, want it on %s", u, base)
+		}
+		res = r.raw(t, "GET /web/redirects.json HTTP/1.1\r\nHost: x\r\nX-Service-Access-Token: "+demoToken+
+			"\r\nX-Service-Access-Token: bogus\r\nConnection: close\r\n\r\n")
+		if body, _ := io.ReadAll(res.Body); res.StatusCode != 401 || !json.Valid(body) {
+			t.Errorf("two tokens: %d %s", res.StatusCode, body)
+		}
+	}
+}
+
+// A PUBLIC_BASE_URL that is not an origin stops startup.
+func TestMalformedBaseURLStopsStartup(t *testing.T) {
+	for _, v := range []string{"api.example.com", "https://api.example.com/v1", "https://api.example.com?x", "ftp://api.example.com", "https://bücher.example"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a runner that started is killed
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary)
+		cmd.Env = append(os.Environ(), "PORT=0", "DATA_DIR="+t.TempDir(), "PUBLIC_BASE_URL="+v)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "PUBLIC_BASE_URL") {
+			t.Errorf("PUBLIC_BASE_URL=%s: %v %s", v, err, out)
+		}
 	}
 }

@@ -6,7 +6,10 @@ package api
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/apipermissions"
@@ -167,7 +170,32 @@ func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
 	for _, g := range groups {
 		routes = append(routes, g.Routes(d)...)
 	}
-	return httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
+	rt := httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
+	rt.Base = baseURL(d.BaseURL)
+	return rt
+}
+
+// baseURL gives the base of the absolute URLs a request is answered with:
+// the configured one, else (in Lambda, where the template cannot hand a
+// function its own API's URL without a dependency cycle) https and the
+// domain API Gateway received the request on, from the event's request
+// context, never from a header: the $default stage's URL or a custom
+// domain of the API. Without either the URLs are relative.
+func baseURL(configured string) func(*http.Request) string {
+	if configured != "" {
+		return func(*http.Request) string { return configured }
+	}
+	return func(r *http.Request) string {
+		gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
+		if !ok || gw.DomainName == "" {
+			return ""
+		}
+		base, err := config.ParseBaseURL("https://" + gw.DomainName)
+		if err != nil {
+			return ""
+		}
+		return base
+	}
 }
 
 // Open sets up logging, opens the configured store and queue, and wires
@@ -183,6 +211,7 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 		return nil, err
 	}
 	d := NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations))
+	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {
 		client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
 		if err != nil {

@@ -32,6 +32,11 @@ const (
 	ReadOnlyToken = "read-only-token-0123456789abcdef" // read_content, read_script_tags
 )
 
+// BaseURL is the public base URL an Env's handler is configured with (as
+// PUBLIC_BASE_URL configures a process's): absolute URLs in answers start
+// with it, whatever Host a request names.
+const BaseURL = "https://admin-api.example.com"
+
 // Env is a seeded store and the handler of some groups over it.
 type Env struct {
 	T       testing.TB
@@ -71,6 +76,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	}
 	rc := &ReadCounter{Store: st}
 	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true))
+	d.BaseURL = BaseURL
 	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...), Reads: rc}
 }
 

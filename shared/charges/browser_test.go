@@ -37,7 +37,12 @@ func TestConfirmationPageInBrowser(t *testing.T) {
 		t.Skipf("%s is missing; set REQUIRE_EMULATORS=1 to fail instead", chromiumPath)
 	}
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		srv := httptest.NewServer(e.Handler) // 127.0.0.1
+		// The service's public base URL is the test server's (127.0.0.1),
+		// known once it listens and set before it serves.
+		srv := httptest.NewUnstartedServer(nil)
+		e.Deps.BaseURL = "http://" + srv.Listener.Addr().String()
+		srv.Config.Handler = api.Handler(e.Deps, api.Billing)
+		srv.Start()
 		defer srv.Close()
 		var mu sync.Mutex
 		var landed []string

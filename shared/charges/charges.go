@@ -129,8 +129,8 @@ func (c *Charge) PagePath() string {
 	return "/admin/recurring_application_charges/" + strconv.FormatInt(c.ID, 10) + "/confirm/" + c.Secret
 }
 
-// View returns the charge as answered at now; base is the scheme and host
-// the request reached ("https://api.example.com"), for confirmation_url.
+// View returns the charge as answered at now; base is the service's public
+// base URL ("https://api.example.com", httpapi.BaseURL), for confirmation_url.
 func (c *Charge) View(base string, now time.Time, loc *time.Location) View {
 	v := View{
 		ID: c.ID, APIClientID: c.APIClientID, Name: c.Name, Price: c.Price, ReturnURL: c.ReturnURL,

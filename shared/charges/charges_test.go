@@ -123,7 +123,7 @@ func TestCharges(t *testing.T) {
 				}
 			}
 			cu, _ := c["confirmation_url"].(string)
-			if !regexp.MustCompile(fmt.Sprintf(`^http://example\.com/admin/recurring_application_charges/%d/confirm/[A-Za-z0-9_-]{43}$`, id)).MatchString(cu) {
+			if !regexp.MustCompile(fmt.Sprintf(`^%s/admin/recurring_application_charges/%d/confirm/[A-Za-z0-9_-]{43}$`, regexp.QuoteMeta(apitest.BaseURL), id)).MatchString(cu) {
 				t.Errorf("confirmation_url %q", cu)
 			}
 			if _, ok := c["secret"]; ok {
@@ -306,4 +306,23 @@ func TestUninstallCancelsActiveCharge(t *testing.T) {
 			t.Errorf("another app's charge is %s", s)
 		}
 	}, api.Billing, api.Webhooks)
+}
+
+// A return_url with non-ASCII characters is kept as given, and the 303 that
+// sends the owner back to it carries them percent-encoded: a header is
+// ASCII, and a browser reads each %XX as the byte it stands for.
+func TestRedirectToNonASCIIReturnURL(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, action := range []string{"accept", "decline"} {
+			c := create(t, e, apitest.DemoToken, M{"return_url": "https://bücher.example/zurück?q=grüße#ß"})
+			if c["return_url"] != "https://bücher.example/zurück?q=grüße#ß" {
+				t.Errorf("return_url %v", c["return_url"])
+			}
+			r := decide(t, e, c, action, "")
+			want := fmt.Sprintf("https://b%%C3%%BCcher.example/zur%%C3%%BCck?q=gr%%C3%%BC%%C3%%9Fe&charge_id=%d#%%C3%%9F", idOf(c))
+			if r.Code != http.StatusSeeOther || r.Header().Get("Location") != want {
+				t.Errorf("%s: %d Location %q, want %q", action, r.Code, r.Header().Get("Location"), want)
+			}
+		}
+	}, api.Billing)
 }

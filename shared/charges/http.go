@@ -30,21 +30,8 @@ func Routes(d *platform.Deps) []httpapi.Route {
 	}
 }
 
-// base is the scheme and host the request reached, for confirmation_url:
-// API Gateway's domain (api-proxy sets https), or the local runner's.
-func base(r *http.Request) string {
-	scheme := r.URL.Scheme
-	if scheme == "" {
-		scheme = "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-	}
-	return scheme + "://" + r.Host
-}
-
 func (h handler) write(w http.ResponseWriter, r *http.Request, status int, c *Charge, fields httpapi.Fields) error {
-	v := c.View(base(r), time.Now(), admin.ShopFrom(r.Context()).Location())
+	v := c.View(httpapi.BaseURL(r), time.Now(), admin.ShopFrom(r.Context()).Location())
 	return httpapi.WriteOne(w, status, wrapper, &v, fields)
 }
 
@@ -58,7 +45,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, now, loc := base(r), time.Now(), admin.ShopFrom(ctx).Location()
+	b, now, loc := httpapi.BaseURL(r), time.Now(), admin.ShopFrom(ctx).Location()
 	views := make([]View, len(cs))
 	for i := range cs {
 		views[i] = cs[i].View(b, now, loc)

@@ -5,8 +5,10 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -42,6 +44,13 @@ type Config struct {
 	// fulfillment services for stock and tracking numbers (AWS uses the
 	// template's schedules).
 	PollInterval time.Duration
+	// PublicBaseURL (PUBLIC_BASE_URL) is where clients reach the service,
+	// "https://api.example.com": the base of every absolute URL it answers
+	// (paging links, confirmation_url, public_url), which never comes from
+	// a request's Host. The local runner defaults it to its own address;
+	// in Lambda it is the template's PublicBaseUrl, and empty there means
+	// the domain API Gateway received the request on.
+	PublicBaseURL string
 }
 
 // FromEnv reads the configuration; defaults suit the local runner, and
@@ -114,10 +123,36 @@ func FromEnv() (Config, error) {
 	default:
 		return c, fmt.Errorf("config: RATE_LIMIT must be on or off, not %q", v)
 	}
+	if s := os.Getenv("PUBLIC_BASE_URL"); s != "" {
+		b, err := ParseBaseURL(s)
+		if err != nil {
+			return c, fmt.Errorf("config: PUBLIC_BASE_URL: %w", err)
+		}
+		c.PublicBaseURL = b
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)
 	}
 	return c, nil
+}
+
+// ParseBaseURL checks a public base URL, an http or https origin with at
+// most a trailing slash ("https://api.example.com/"), and returns it
+// without the slash. Only ASCII host names and addresses are taken, so
+// that it can be written into a header as it is.
+func ParseBaseURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" ||
+		u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("%q is not an http or https URL of a host alone, such as https://api.example.com", s)
+	}
+	for i := 0; i < len(u.Host); i++ {
+		c := u.Host[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-:[]", c) >= 0) {
+			return "", fmt.Errorf("%q: the host must be written in ASCII (an IDN as xn--)", s)
+		}
+	}
+	return u.Scheme + "://" + u.Host, nil
 }
 
 func env(name, def string) string {

@@ -210,3 +210,50 @@ func TestParseRange(t *testing.T) {
 		t.Fatalf("bad date: %v", err)
 	}
 }
+
+// A request carrying the token header more than once is refused whatever
+// the values, in either order, even both valid: the router never picks one.
+func TestTwoTokenHeadersAreRefused(t *testing.T) {
+	h := router()
+	unauthorized := `{"errors":"[API] Invalid API key or access token (unrecognized login or wrong password)"}`
+	for _, pair := range [][2]string{{"writer-token", "bogus"}, {"bogus", "writer-token"}, {"writer-token", "writer-token"}, {"writer-token", ""}} {
+		req := httptest.NewRequest("GET", "/web/things/1.json", nil)
+		req.Header.Add(httpapi.TokenHeader, pair[0])
+		req.Header.Add(httpapi.TokenHeader, pair[1])
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("tokens %q: Content-Type %q", pair, ct)
+		}
+		expect(t, rec, 401, unauthorized)
+	}
+}
+
+// Unknown spellings of paths, near a public route whose last wildcard
+// matches several segments, are 404 JSON: ServeMux never answers one with
+// its own redirect and HTML body.
+func TestNearPathsAreNotRedirected(t *testing.T) {
+	file := func(w http.ResponseWriter, r *http.Request) error {
+		return httpapi.WriteFile(w, r, "text/css", "tag", []byte("a{}"))
+	}
+	h := httpapi.NewRouter(fakeIdentity(), nil, []httpapi.Route{
+		{Method: "GET", Path: "/web/things/{id}/files/{name...}", Public: true, Handler: file},
+		{Method: "GET", Path: "/web/things/{id}/files.json", Scope: admin.ScopeContent, Handler: file},
+		{Method: "GET", Path: "/web/things/{id}/page", Page: true, Handler: file},
+	})
+	for _, p := range []string{"/web/things/1/files", "/web/things/1/files/", "/web/things/1/files//a.css",
+		"/web/things/1/files/./a.css", "/web/things/1/files/../files/a.css", "/web/things//files/a.css",
+		"//web/things/1/files/a.css", "/web/things/1/page/", "/web/things/1/files.json/", "/web/things/1/files/%2e%2e/x",
+		"/web/things/1/files.json/..", "/web/things/1", "/web/things/1/"} {
+		rec := do(t, h, "GET", p, "writer-token", "")
+		if rec.Code != 404 || rec.Header().Get("Location") != "" {
+			t.Errorf("GET %s: %d Location %q: %s", p, rec.Code, rec.Header().Get("Location"), rec.Body)
+		}
+	}
+	if rec := httptest.NewRecorder(); true {
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/web/things/1/files/a/b.css", nil))
+		if rec.Code != 200 || rec.Body.String() != "a{}" {
+			t.Errorf("the file itself: %d %s", rec.Code, rec.Body)
+		}
+	}
+}

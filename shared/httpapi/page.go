@@ -67,9 +67,11 @@ func WritePage(w http.ResponseWriter, status int, body []byte, csp CSP) error {
 	return nil
 }
 
-// SeeOther answers a form POST with a 303 to target.
+// SeeOther answers a form POST with a 303 to target, every byte of it
+// outside printable ASCII percent-encoded: a header carries ASCII, and a
+// browser reads %C3%BC in a path, query or host as the ü it stands for.
 func SeeOther(w http.ResponseWriter, target string) error {
-	w.Header().Set("Location", target)
+	w.Header().Set("Location", asciiURL(target))
 	w.WriteHeader(http.StatusSeeOther)
 	return nil
 }
@@ -96,4 +98,19 @@ func (rt *Router) wrapPage(route *Route) http.Handler {
 				"route", route.Path, "duration", time.Since(start))
 		}
 	})
+}
+
+func asciiURL(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

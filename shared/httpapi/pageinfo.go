@@ -160,10 +160,7 @@ func links(r *http.Request, p Page, span records.Span) (string, error) {
 		delete(q, name)
 	}
 	path := r.URL.Path + ".json"
-	base := path + "?limit=" + strconv.Itoa(p.Limit)
-	if hostPattern(r.Host) {
-		base = scheme(r) + "://" + r.Host + base
-	}
+	base := BaseURL(r) + path + "?limit=" + strconv.Itoa(p.Limit)
 	if v := r.URL.Query().Get("fields"); v != "" {
 		base += "&fields=" + url.QueryEscape(v)
 	}
@@ -179,31 +176,4 @@ func links(r *http.Request, p Page, span records.Span) (string, error) {
 		parts = append(parts, "<"+base+info.sign(key)+`>; rel="next"`)
 	}
 	return strings.Join(parts, ", "), nil
-}
-
-// scheme is the scheme the client used: API Gateway terminates TLS and says
-// so in X-Forwarded-Proto.
-func scheme(r *http.Request) string {
-	if r.TLS != nil {
-		return "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		return p
-	}
-	return "http"
-}
-
-// hostPattern reports whether host can be written into a Link URL as is;
-// any other Host header gets a relative link.
-func hostPattern(host string) bool {
-	if host == "" || len(host) > 255 {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
-			return false
-		}
-	}
-	return true
 }

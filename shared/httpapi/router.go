@@ -74,6 +74,11 @@ type Router struct {
 	identity Identity
 	limiter  ratelimit.Limiter
 	routes   []Route
+	// Base gives the public base URL of a request ("https://api.example.com"),
+	// which BaseURL hands to handlers for the absolute URLs they answer;
+	// "" (or a nil Base) makes those URLs relative. The composition root
+	// sets it from configuration, never from the request's Host.
+	Base func(*http.Request) string
 }
 
 // NewRouter builds the handler for routes. Every route requires a token,
@@ -89,9 +94,9 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			}
 			if rt.pages == nil {
 				rt.pages = http.NewServeMux()
-				rt.pages.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+				rt.handle(rt.pages, "/", notFound)
 			}
-			rt.pages.Handle(route.Method+" "+route.Path, rt.wrapPage(&route))
+			rt.handle(rt.pages, route.Method+" "+route.Path, rt.wrapPage(&route))
 			continue
 		}
 		if route.Public {
@@ -101,18 +106,46 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			if rt.public == nil {
 				rt.public = http.NewServeMux()
 			}
-			rt.public.Handle(route.Method+" "+route.Path, rt.wrapPublic(&route))
+			rt.handle(rt.public, route.Method+" "+route.Path, rt.wrapPublic(&route))
 			continue
 		}
 		pattern, ok := strings.CutSuffix(route.Path, ".json")
 		if !ok {
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
-		rt.mux.Handle(route.Method+" "+pattern, rt.wrap(&route))
+		rt.handle(rt.mux, route.Method+" "+pattern, rt.wrap(&route))
 	}
 	// Everything else, a known path with another method included, is 404.
-	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+	rt.handle(rt.mux, "/", notFound)
 	return rt
+}
+
+var notFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+
+// routed marks the handlers registered on the router's muxes, so that
+// matches can tell them from the answers ServeMux makes up itself.
+type routed struct{ http.Handler }
+
+func (rt *Router) handle(mux *http.ServeMux, pattern string, h http.Handler) {
+	mux.Handle(pattern, routed{h})
+}
+
+// matches reports whether r is for a route of mux (or its catch-all):
+// whatever else ServeMux finds for it is its own answer, such as a 307
+// from /tree to /tree/ with an HTML body, which this API never gives.
+func (rt *Router) matches(mux *http.ServeMux, r *http.Request) bool {
+	h, _ := mux.Handler(r)
+	_, ok := h.(routed)
+	return ok
+}
+
+// serve serves r on mux, or answers the 404 JSON of an unknown path.
+func (rt *Router) serve(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	if !rt.matches(mux, r) {
+		Error(w, r, admin.NotFound)
+		return
+	}
+	mux.ServeHTTP(w, r)
 }
 
 // Routes returns the routes served, for documentation and template checks.
@@ -121,7 +154,11 @@ func (rt *Router) Routes() []Route { return rt.routes }
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := newRequestID()
 	w.Header().Set("X-Request-Id", id)
-	r = r.WithContext(admin.WithRequestID(r.Context(), id))
+	ctx := admin.WithRequestID(r.Context(), id)
+	if rt.Base != nil {
+		ctx = context.WithValue(ctx, baseCtxKey{}, rt.Base(r))
+	}
+	r = r.WithContext(ctx)
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -130,17 +167,15 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
 	}()
-	if rt.public != nil && Clean(r.URL.Path) {
-		if _, pattern := rt.public.Handler(r); pattern != "" {
-			rt.public.ServeHTTP(w, r) // ServeHTTP sets the path values
-			return
-		}
+	if rt.public != nil && Clean(r.URL.Path) && rt.matches(rt.public, r) {
+		rt.public.ServeHTTP(w, r) // ServeHTTP sets the path values
+		return
 	}
 	stripped, ok := strings.CutSuffix(r.URL.Path, ".json")
 	if !ok && rt.pages != nil && Clean(r.URL.Path) {
 		// Only the page routes answer paths without .json; every API
 		// route stays behind the token.
-		rt.pages.ServeHTTP(w, r)
+		rt.serve(rt.pages, w, r)
 		return
 	}
 	if !ok || !Clean(stripped) {
@@ -153,7 +188,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	u.Path, u.RawPath = stripped, ""
 	r2.URL = &u
-	rt.mux.ServeHTTP(w, r2)
+	rt.serve(rt.mux, w, r2)
 }
 
 // Clean reports whether a request path is in its one canonical spelling: no
@@ -219,9 +254,13 @@ func (rt *Router) wrap(route *Route) http.Handler {
 	})
 }
 
-// wrapPublic serves a Public route: no token, no bucket, no body.
+// wrapPublic serves a Public route: no token, no bucket, no body, and
+// FileHeaders on every answer.
 func (rt *Router) wrapPublic(route *Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range FileHeaders {
+			w.Header().Set(k, v)
+		}
 		if err := route.Handler(w, r); err != nil {
 			Error(w, r, err)
 		}
@@ -254,10 +293,14 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 // checks the scope; the context it returns carries the app and the shop.
 func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route) (context.Context, error) {
 	ctx := r.Context()
-	token := r.Header.Get(TokenHeader)
-	if token == "" {
+	// Exactly one token: with two, which one a proxy, the Lambda adapter
+	// (which splits API Gateway's comma-joined values) or the router would
+	// pick is a guess, so none is taken.
+	tokens := r.Header.Values(TokenHeader)
+	if len(tokens) != 1 || tokens[0] == "" {
 		return ctx, admin.Unauthorized
 	}
+	token := tokens[0]
 	app, err := rt.identity.AppByToken(ctx, token)
 	if err != nil {
 		return ctx, err

@@ -26,6 +26,11 @@ type Deps struct {
 	ThemeImports queue.Queue
 	// Limiter paces each app's calls; nil when RATE_LIMIT=off.
 	Limiter ratelimit.Limiter
+	// BaseURL is the service's public address (PUBLIC_BASE_URL,
+	// "https://api.example.com"), the base of every absolute URL the
+	// service answers; "" in Lambda means the domain API Gateway received
+	// the request on (see api.Handler).
+	BaseURL string
 	// ProductChanged, when set, is called after a product's variants changed
 	// (smart collection membership follows them); the composition root
 	// wires it, so that resource packages need not import each other.

@@ -360,3 +360,44 @@ func TestImport(t *testing.T) {
 		}
 	}, api.Themes)
 }
+
+// Public asset files never run script on the service's origin: every
+// answer of the public route (the file, its 304, a 404) carries the
+// sandbox policy and nosniff, and documents a browser would render (HTML,
+// SVG, XML) are attachments; a stylesheet or image is not.
+func TestPublicAssetsCannotRunScript(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		files := map[string]string{
+			"x.html": `<!DOCTYPE html><script>fetch("/admin/recurring_application_charges.json")</script>`,
+			"x.htm":  `<script>alert(document.domain)</script>`,
+			"x.svg":  `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>`,
+			"x.xml":  `<x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(document.domain)</x:script>`,
+			"x.css":  `a{}`,
+			"x.js":   `alert(1)`,
+		}
+		for name, value := range files {
+			e.Do("PUT", assetsPath(theme.MainID), M{"asset": M{"key": "assets/" + name, "value": value}}).Expect(t, 200)
+		}
+		for name, value := range files {
+			path := fmt.Sprintf("/web/themes/%d/assets/%s", theme.MainID, name)
+			res := e.DoAs("", "GET", path, nil).Expect(t, 200)
+			h := res.Header
+			active := name != "x.css" && name != "x.js"
+			if string(res.Body) != value || h.Get("Content-Security-Policy") != "sandbox" || h.Get("X-Content-Type-Options") != "nosniff" ||
+				(h.Get("Content-Disposition") == "attachment") != active {
+				t.Errorf("GET %s: %v", name, h)
+			}
+			req := httptest.NewRequest("GET", path, nil)
+			req.Header.Set("If-None-Match", h.Get("ETag"))
+			rec := httptest.NewRecorder()
+			e.Handler.ServeHTTP(rec, req)
+			if rec.Code != 304 || rec.Header().Get("Content-Security-Policy") != "sandbox" || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("revalidate %s: %d %v", name, rec.Code, rec.Header())
+			}
+		}
+		res := e.DoAs("", "GET", fmt.Sprintf("/web/themes/%d/assets/none.html", theme.MainID), nil).Expect(t, 404)
+		if res.Header.Get("Content-Security-Policy") != "sandbox" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("404: %v", res.Header)
+		}
+	}, api.Themes)
+}
