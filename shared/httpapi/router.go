@@ -133,15 +133,15 @@ func (rt *Router) handle(mux *http.ServeMux, pattern string, h http.Handler) {
 // matches reports whether r is for a route of mux (or its catch-all):
 // whatever else ServeMux finds for it is its own answer, such as a 307
 // from /tree to /tree/ with an HTML body, which this API never gives.
-func (rt *Router) matches(mux *http.ServeMux, r *http.Request) bool {
+func matches(mux *http.ServeMux, r *http.Request) bool {
 	h, _ := mux.Handler(r)
 	_, ok := h.(routed)
 	return ok
 }
 
 // serve serves r on mux, or answers the 404 JSON of an unknown path.
-func (rt *Router) serve(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
-	if !rt.matches(mux, r) {
+func serve(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	if !matches(mux, r) {
 		Error(w, r, admin.NotFound)
 		return
 	}
@@ -167,7 +167,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
 	}()
-	if rt.public != nil && Clean(r.URL.Path) && rt.matches(rt.public, r) {
+	if rt.public != nil && Clean(r.URL.Path) && matches(rt.public, r) {
 		rt.public.ServeHTTP(w, r) // ServeHTTP sets the path values
 		return
 	}
@@ -175,7 +175,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok && rt.pages != nil && Clean(r.URL.Path) {
 		// Only the page routes answer paths without .json; every API
 		// route stays behind the token.
-		rt.serve(rt.pages, w, r)
+		serve(rt.pages, w, r)
 		return
 	}
 	if !ok || !Clean(stripped) {
@@ -188,7 +188,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	u.Path, u.RawPath = stripped, ""
 	r2.URL = &u
-	rt.serve(rt.mux, w, r2)
+	serve(rt.mux, w, r2)
 }
 
 // Clean reports whether a request path is in its one canonical spelling: no
