@@ -487,7 +487,7 @@ var checkedKeywords = map[string]bool{
 	"$ref": true, "type": true, "properties": true, "required": true, "additionalProperties": true,
 	"items": true, "enum": true, "const": true, "format": true, "minimum": true, "maximum": true,
 	"minLength": true, "maxLength": true, "pattern": true, "minItems": true, "maxItems": true,
-	"minProperties": true, "maxProperties": true, "oneOf": true, "anyOf": true, "allOf": true,
+	"minProperties": true, "maxProperties": true, "propertyNames": true, "oneOf": true, "anyOf": true, "allOf": true,
 }
 
 var annotations = map[string]bool{
@@ -524,7 +524,7 @@ func (v *validator) checkKeywords(schema any, at string) []string {
 			errs = append(errs, fmt.Sprintf("%s: pattern: %v", at, err))
 		}
 	}
-	for _, kw := range []string{"additionalProperties", "items"} {
+	for _, kw := range []string{"additionalProperties", "items", "propertyNames"} {
 		if sub, ok := s[kw]; ok {
 			errs = append(errs, v.checkKeywords(sub, at+"/"+kw)...)
 		}
@@ -656,6 +656,9 @@ func (v *validator) validate(schema any, x any, at string) []string {
 		}
 		props, _ := s["properties"].(map[string]any)
 		for _, k := range sortedKeys(val) {
+			if pn, ok := s["propertyNames"]; ok {
+				errs = append(errs, v.validate(pn, k, at+" key "+strconv.Quote(k))...)
+			}
 			if ps, ok := props[k]; ok {
 				errs = append(errs, v.validate(ps, val[k], at+"."+k)...)
 			} else if ap, ok := s["additionalProperties"]; ok {
@@ -3615,6 +3618,20 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 			if r.MatchString(s) {
 				t.Errorf("x-patterns.%s accepts %q", name, s)
 			}
+		}
+	}
+	// Objects the service reads whole refuse control characters in
+	// properties it does not use, keys included.
+	v := &validator{doc: doc}
+	image := map[string]any{"$ref": "#/components/schemas/ArticleImageInput"}
+	for body, valid := range map[string]bool{
+		`{"src":"https://example.com/a.png","alt":"a\tb","x":{"y":["z\n"]}}`: true,
+		`{"src":"https://example.com/a.png","x":"a\u0000"}`:                   false,
+		`{"src":"https://example.com/a.png","x":{"k\u0085":1}}`:               false,
+		`{"src":"https://example.com/a.png","x\u007f":1}`:                     false,
+	} {
+		if errs := v.validate(image, decodeJSON([]byte(body)), "$"); (len(errs) == 0) != valid {
+			t.Errorf("ArticleImageInput %s: errors %q, want valid %v", body, errs, valid)
 		}
 	}
 	singleLine := map[string]bool{"handle": true, "key": true, "namespace": true, "path": true, "name": true, "title": true}

@@ -221,32 +221,27 @@ func TestControlCharacters(t *testing.T) {
 	}
 	refused := func(field, msg string) string { return `{"errors":{"` + field + `":["` + msg + `"]}}` }
 	for body, want := range map[string]string{
-		`{"thing":{"name":"a\u0000b"}}`:               refused("name", httpapi.MsgControl),
-		`{"thing":{"name":"a\u001fb"}}`:               refused("name", httpapi.MsgControl),
-		`{"thing":{"name":"a\bb"}}`:                   refused("name", httpapi.MsgControl),
-		`{"thing":{"name":"a\fb"}}`:                   refused("name", httpapi.MsgControl),
-		`{"thing":{"name":"a\u007fb"}}`:               refused("name", httpapi.MsgControl),
-		"{\"thing\":{\"name\":\"a\x7fb\"}}":           refused("name", httpapi.MsgControl),
-		`{"thing":{"name":"a\u0085b"}}`:               refused("name", httpapi.MsgControl),
-		"{\"thing\":{\"name\":\"a\u009fb\"}}":         refused("name", httpapi.MsgControl),
-		`{"thing":{"name":"a\tb"}}`:                   refused("name", httpapi.MsgSingleLine),
-		`{"thing":{"name":"a\nb"}}`:                   refused("name", httpapi.MsgSingleLine),
-		`{"thing":{"name":"a\u000db"}}`:               refused("name", httpapi.MsgSingleLine),
-		`{"thing":{"name":"\ud800"}}`:                 refused("name", httpapi.MsgUnicode),
-		`{"thing":{"name":"\ud800x"}}`:                refused("name", httpapi.MsgUnicode),
-		`{"thing":{"name":"\udc00\ud800"}}`:           refused("name", httpapi.MsgUnicode),
-		`{"thing":{"name":"\ud800\u0041"}}`:           refused("name", httpapi.MsgUnicode),
-		"{\"thing\":{\"name\":\"a\xffb\"}}":           refused("name", httpapi.MsgUnicode),
-		`{"thing":{"count":1,"other":"x\u0000"}}`:     refused("other", httpapi.MsgControl),
-		`{"thing":{"note":{"deep":["ok","\u0001"]}}}`: refused("note.deep", httpapi.MsgControl),
-		`{"thing":{"x\u0000":1}}`:                     refused("base", httpapi.MsgControl),
-		`{"thing":{"o":{"x\u0000":1}}}`:               refused("o", httpapi.MsgControl),
-		`{"thing":{"metafields":[{"key":"a\tb"}]}}`:   refused("metafields.key", httpapi.MsgSingleLine),
+		`{"thing":{"name":"a\u0000b"}}`:       refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\u001fb"}}`:       refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\bb"}}`:           refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\fb"}}`:           refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\u007fb"}}`:       refused("name", httpapi.MsgControl),
+		"{\"thing\":{\"name\":\"a\x7fb\"}}":   refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\u0085b"}}`:       refused("name", httpapi.MsgControl),
+		"{\"thing\":{\"name\":\"a\u009fb\"}}": refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\tb"}}`:           refused("name", httpapi.MsgSingleLine),
+		`{"thing":{"name":"a\nb"}}`:           refused("name", httpapi.MsgSingleLine),
+		`{"thing":{"name":"a\u000db"}}`:       refused("name", httpapi.MsgSingleLine),
+		`{"thing":{"name":"\ud800"}}`:         refused("name", httpapi.MsgUnicode),
+		`{"thing":{"name":"\ud800x"}}`:        refused("name", httpapi.MsgUnicode),
+		`{"thing":{"name":"\udc00\ud800"}}`:   refused("name", httpapi.MsgUnicode),
+		`{"thing":{"name":"\ud800\u0041"}}`:   refused("name", httpapi.MsgUnicode),
+		"{\"thing\":{\"name\":\"a\xffb\"}}":   refused("name", httpapi.MsgUnicode),
 		// Accepted: what text may hold.
-		`{"thing":{"name":"caf\u00e9 \ud83d\ude00 \u00a0\/\"\\"}}`: "{\"thing\":{\"name\":\"café 😀 \u00a0/\\\"\\\\\",\"count\":0,\"tags\":null}}",
-		`{"thing":{"name":"ok","body":"a\tb\r\nc"}}`:               `{"thing":{"name":"ok","count":0,"tags":null}}`,
-		"{\"thing\":{\"name\":\"\u00a0\u00ff\ufffd\"}}":            "{\"thing\":{\"name\":\"\u00a0\u00ff\ufffd\",\"count\":0,\"tags\":null}}",
-		`{"thing":{"count":2.0,"name":"x"}}`:                       `{"thing":{"name":"x","count":2,"tags":null}}`,
+		`{"thing":{"name":"caf\u00e9 \ud83d\ude00 \u00a0\/\"\\"}}`:                "{\"thing\":{\"name\":\"café 😀 \u00a0/\\\"\\\\\",\"count\":0,\"tags\":null}}",
+		`{"thing":{"name":"ok","body":"a\tb\r\nc","other":"\u0000","x\u0000":1}}`: `{"thing":{"name":"ok","count":0,"tags":null}}`,
+		"{\"thing\":{\"name\":\"\u00a0\u00ff\ufffd\"}}":                           "{\"thing\":{\"name\":\"\u00a0\u00ff\ufffd\",\"count\":0,\"tags\":null}}",
+		`{"thing":{"count":2.0,"name":"x"}}`:                                      `{"thing":{"name":"x","count":2,"tags":null}}`,
 	} {
 		rec := post(body)
 		want := want
@@ -259,6 +254,38 @@ func TestControlCharacters(t *testing.T) {
 			if rec.Code != 201 || !jsonEq(got, exp) {
 				t.Errorf("%q: %d %s, want 201 %s", body, rec.Code, rec.Body, want)
 			}
+		}
+	}
+	// Nested: the path of keys names the field, whatever the case of the
+	// keys; maps and raw JSON are kept whole, so every string of them counts.
+	type rich struct {
+		Name  string          `json:"name"`
+		Body  string          `json:"body"`
+		Note  map[string]any  `json:"note"`
+		Raw   json.RawMessage `json:"raw"`
+		Metas []struct {
+			Key   admin.Optional[string]          `json:"key"`
+			Value admin.Optional[json.RawMessage] `json:"value"`
+		} `json:"metafields"`
+	}
+	for body, want := range map[string]string{
+		`{"note":{"deep":["ok","\u0001"]}}`:            refused("note.deep", httpapi.MsgControl),
+		`{"note":{"x\u0000":1}}`:                       refused("note", httpapi.MsgControl),
+		`{"raw":{"k\u001f":1}}`:                        refused("raw", httpapi.MsgControl),
+		`{"metafields":[{"key":"ok"},{"key":"a\tb"}]}`: refused("metafields.key", httpapi.MsgSingleLine),
+		`{"metafields":[{"value":"\ud800"}]}`:          refused("metafields.value", httpapi.MsgUnicode),
+		`{"NAME":"a\u0000"}`:                           refused("NAME", httpapi.MsgControl),
+		`{"body":"a\tb\nc","unknown":"\u0000\ud800","x\u0000":{"y":"\u0001"},"metafields":[{"other":"\u0000"}],"note":{"name":"a\nb"}}`: "",
+	} {
+		var in rich
+		err := httpapi.DecodeObject([]byte(body), &in)
+		got := ""
+		if err != nil {
+			b, _ := json.Marshal(map[string]any{"errors": err.(*admin.Error).Fields})
+			got = string(b)
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", body, got, want)
 		}
 	}
 	// The number pass re-encodes the body: the scan reads what was sent.

@@ -56,7 +56,7 @@ func DecodeObject(raw []byte, dst any) error {
 	}
 	err := json.Unmarshal(raw, dst)
 	if err == nil {
-		return checkText(orig)
+		return checkText(orig, dst)
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
