@@ -3626,9 +3626,9 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 	image := map[string]any{"$ref": "#/components/schemas/ArticleImageInput"}
 	for body, valid := range map[string]bool{
 		`{"src":"https://example.com/a.png","alt":"a\tb","x":{"y":["z\n"]}}`: true,
-		`{"src":"https://example.com/a.png","x":"a\u0000"}`:                   false,
-		`{"src":"https://example.com/a.png","x":{"k\u0085":1}}`:               false,
-		`{"src":"https://example.com/a.png","x\u007f":1}`:                     false,
+		`{"src":"https://example.com/a.png","x":"a\u0000"}`:                  false,
+		`{"src":"https://example.com/a.png","x":{"k\u0085":1}}`:              false,
+		`{"src":"https://example.com/a.png","x\u007f":1}`:                    false,
 	} {
 		if errs := v.validate(image, decodeJSON([]byte(body)), "$"); (len(errs) == 0) != valid {
 			t.Errorf("ArticleImageInput %s: errors %q, want valid %v", body, errs, valid)
