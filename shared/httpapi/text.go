@@ -87,7 +87,8 @@ func buildNode(t reflect.Type) *textNode {
 	textNodes[t] = n // before the fields: a type may hold itself
 	switch {
 	case t.PkgPath() == optionalType.PkgPath() && strings.HasPrefix(t.Name(), "Optional["):
-		*n = *buildNode(t.Field(2).Type) // Value
+		v, _ := t.FieldByName("Value")
+		*n = *buildNode(v.Type)
 	case t == rawMessage:
 		n.kind = free
 	case reflect.PointerTo(t).Implements(unmarshaler) || reflect.PointerTo(t).Implements(textDecoder):
