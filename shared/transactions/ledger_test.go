@@ -64,3 +64,22 @@ func TestLedgerRules(t *testing.T) {
 		}
 	}
 }
+
+// An order's captures and sales are bounded: each is a line of its ledger.
+func TestLedgerSettledLimit(t *testing.T) {
+	l := ledger{Auths: []authLine{{ID: 1, Amount: MaxSettled + 1}}}
+	for i := range MaxSettled {
+		tx := Transaction{ID: int64(i + 2), Kind: Capture, Amount: 1, Status: StatusSuccess, ParentID: ptr(int64(1))}
+		l.apply(&tx)
+	}
+	for _, r := range []request{{kind: Capture}, {kind: Sale, amount: ptr(admin.Money(1))}} {
+		_, err := l.decide(&r)
+		if msg := err.(*admin.Error).Fields["base"]; len(msg) != 1 || msg[0] != "An order can have at most 1000 captures and sales" {
+			t.Errorf("%s past the limit: %v", r.kind, err)
+		}
+	}
+	// Refunds are not bounded by it.
+	if _, err := l.decide(&request{kind: Refund}); err != nil {
+		t.Errorf("refund: %v", err)
+	}
+}
