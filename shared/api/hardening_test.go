@@ -240,3 +240,46 @@ func TestDeepPagesAreRefused(t *testing.T) {
 		}
 	}, api.Groups...)
 }
+
+// Control characters, lone surrogates and line breaks in single-line
+// fields are refused with a 422 naming the field, by every resource, and
+// nothing is stored (issue 25, finding 8); text that may span lines keeps
+// tab and newline.
+func TestControlCharactersAreRefused(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, c := range []struct{ path, body, field string }{
+			{"/web/redirects.json", `{"redirect":{"path":"/a\u0000b","target":"/x"}}`, "path"},
+			{"/web/redirects.json", `{"redirect":{"path":"/a\nb","target":"/x"}}`, "path"},
+			{"/web/redirects.json", `{"redirect":{"path":"/a","target":"/x\u001b"}}`, "target"},
+			{"/web/pages.json", `{"page":{"title":"Hello\u0000"}}`, "title"},
+			{"/web/pages.json", `{"page":{"title":"Hi \ud800"}}`, "title"},
+			{"/web/pages.json", `{"page":{"title":"Hi\tthere"}}`, "title"},
+			{"/web/pages.json", `{"page":{"title":"Hi","body_html":"<p>\u0007</p>"}}`, "body_html"},
+			{"/web/pages.json", `{"page":{"title":"Hi","metafields":[{"namespace":"inv","key":"k\u0000ey","value":"1","value_type":"string"}]}}`, "metafields.key"},
+			{"/admin/metafields.json", `{"metafield":{"namespace":"inventory","key":"ware\u0000house","value":"1","value_type":"integer"}}`, "key"},
+			{"/admin/metafields.json", `{"metafield":{"namespace":"inv\u007fentory","key":"warehouse","value":"1","value_type":"integer"}}`, "namespace"},
+			{"/admin/metafields.json", `{"metafield":{"namespace":"inventory","key":"ware\thouse","value":"1","value_type":"integer"}}`, "key"},
+			{"/admin/metafields.json", `{"metafield":{"namespace":"inventory","key":"warehouse","value":"\udc00","value_type":"string"}}`, "value"},
+			{"/com/customers/207119551/addresses.json", `{"address":{"address1":"1 Main\u0000St","city":"Ottawa"}}`, "address1"},
+			{"/com/customers/207119551/addresses.json", `{"address":{"address1":"1 Main St","city":"Ott\u0085awa"}}`, "city"},
+		} {
+			fieldError(t, e.Do("POST", c.path, c.body), c.field)
+		}
+		e.Do("GET", "/web/redirects/count.json", nil).Expect(t, 200)
+		if n := e.Do("GET", "/web/pages/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != 0.0 {
+			t.Errorf("%v pages stored", n)
+		}
+		if n := e.Do("GET", "/admin/metafields/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != 0.0 {
+			t.Errorf("%v shop metafields stored", n)
+		}
+		if n := len(e.Do("GET", "/com/customers/207119551/addresses.json", nil).Expect(t, 200).List(t, "addresses")); n != 1 {
+			t.Errorf("%d addresses, want the seeded one", n)
+		}
+		// Multi-line text keeps tab, newline and carriage return; other
+		// characters outside ASCII are kept as sent.
+		p := e.Do("POST", "/web/pages.json", `{"page":{"title":"Caf\u00e9 \ud83d\ude00","body_html":"<p>a\tb\r\nc</p>"}}`).Expect(t, 201).Object(t, "page")
+		if p["title"] != "Café 😀" || p["body_html"] != "<p>a\tb\r\nc</p>" {
+			t.Errorf("page %q %q", p["title"], p["body_html"])
+		}
+	}, api.Redirects, api.Pages, api.Metafields, api.Customers)
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -52,6 +53,9 @@ var decodeSeeds = []string{
 	`[]`,
 	`null`,
 	`{"thing":{"title":"\ud800"}}`,
+	`{"thing":{"title":"\ud83d\ude00","tags":["a\u0000"]}}`,
+	`{"thing":{"title":"a\tb","tags":["a\tb\r\n"],"raw":{"k\u001f":"\u007f"}}}`,
+	"{\"thing\":{\"title\":\"\xc2\x85\xff\"}}",
 	`{"thing":{"title":1}}`,
 	`{"thing":{`,
 	``,
@@ -98,7 +102,30 @@ func FuzzDecode(f *testing.F) {
 		if json.Unmarshal(body, &top) != nil || !bytes.HasPrefix(bytes.TrimLeft(top["thing"], " \t\r\n"), []byte("{")) {
 			t.Fatalf("%q accepted without a wrapper object", body)
 		}
+		// No control character was taken: none in text, no line break in a
+		// single-line field (title).
+		texts := append([]string{}, in.Tags...)
+		if in.Suffix.Set {
+			texts = append(texts, in.Suffix.Value)
+		}
+		for _, s := range append(texts, ptrString(in.Title)) {
+			for _, r := range s {
+				if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f {
+					t.Fatalf("%q accepted with control character %U", body, r)
+				}
+			}
+		}
+		if strings.ContainsAny(ptrString(in.Title), "\t\n\r") {
+			t.Fatalf("%q accepted with a line break in title", body)
+		}
 	})
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func FuzzDecodeObject(f *testing.F) {

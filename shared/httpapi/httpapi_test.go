@@ -257,3 +257,90 @@ func TestNearPathsAreNotRedirected(t *testing.T) {
 		}
 	}
 }
+
+// Control characters, lone surrogates and invalid UTF-8 are refused in
+// every string of a body, naming the field (issue 25, finding 8); tab, line
+// feed and carriage return only in single-line fields.
+func TestControlCharacters(t *testing.T) {
+	h := router()
+	post := func(body string) *httptest.ResponseRecorder {
+		return do(t, h, "POST", "/web/things.json", "writer-token", body)
+	}
+	refused := func(field, msg string) string { return `{"errors":{"` + field + `":["` + msg + `"]}}` }
+	for body, want := range map[string]string{
+		`{"thing":{"name":"a\u0000b"}}`:       refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\u001fb"}}`:       refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\bb"}}`:           refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\fb"}}`:           refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\u007fb"}}`:       refused("name", httpapi.MsgControl),
+		"{\"thing\":{\"name\":\"a\x7fb\"}}":   refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\u0085b"}}`:       refused("name", httpapi.MsgControl),
+		"{\"thing\":{\"name\":\"a\u009fb\"}}": refused("name", httpapi.MsgControl),
+		`{"thing":{"name":"a\tb"}}`:           refused("name", httpapi.MsgSingleLine),
+		`{"thing":{"name":"a\nb"}}`:           refused("name", httpapi.MsgSingleLine),
+		`{"thing":{"name":"a\u000db"}}`:       refused("name", httpapi.MsgSingleLine),
+		`{"thing":{"name":"\ud800"}}`:         refused("name", httpapi.MsgUnicode),
+		`{"thing":{"name":"\ud800x"}}`:        refused("name", httpapi.MsgUnicode),
+		`{"thing":{"name":"\udc00\ud800"}}`:   refused("name", httpapi.MsgUnicode),
+		`{"thing":{"name":"\ud800\u0041"}}`:   refused("name", httpapi.MsgUnicode),
+		"{\"thing\":{\"name\":\"a\xffb\"}}":   refused("name", httpapi.MsgUnicode),
+		// Accepted: what text may hold.
+		`{"thing":{"name":"caf\u00e9 \ud83d\ude00 \u00a0\/\"\\"}}`:                "{\"thing\":{\"name\":\"café 😀 \u00a0/\\\"\\\\\",\"count\":0,\"tags\":null}}",
+		`{"thing":{"name":"ok","body":"a\tb\r\nc","other":"\u0000","x\u0000":1}}`: `{"thing":{"name":"ok","count":0,"tags":null}}`,
+		"{\"thing\":{\"name\":\"\u00a0\u00ff\ufffd\"}}":                           "{\"thing\":{\"name\":\"\u00a0\u00ff\ufffd\",\"count\":0,\"tags\":null}}",
+		`{"thing":{"count":2.0,"name":"x"}}`:                                      `{"thing":{"name":"x","count":2,"tags":null}}`,
+	} {
+		rec := post(body)
+		want := want
+		if strings.HasPrefix(want, `{"errors"`) {
+			expect(t, rec, 422, want)
+		} else {
+			var got, exp any
+			json.Unmarshal(rec.Body.Bytes(), &got)
+			json.Unmarshal([]byte(want), &exp)
+			if rec.Code != 201 || !jsonEq(got, exp) {
+				t.Errorf("%q: %d %s, want 201 %s", body, rec.Code, rec.Body, want)
+			}
+		}
+	}
+	// Nested: the path of keys names the field, whatever the case of the
+	// keys; maps and raw JSON are kept whole, so every string of them counts.
+	type rich struct {
+		Name  string          `json:"name"`
+		Body  string          `json:"body"`
+		Note  map[string]any  `json:"note"`
+		Raw   json.RawMessage `json:"raw"`
+		Metas []struct {
+			Key   admin.Optional[string]          `json:"key"`
+			Value admin.Optional[json.RawMessage] `json:"value"`
+		} `json:"metafields"`
+	}
+	for body, want := range map[string]string{
+		`{"note":{"deep":["ok","\u0001"]}}`:            refused("note.deep", httpapi.MsgControl),
+		`{"note":{"x\u0000":1}}`:                       refused("note", httpapi.MsgControl),
+		`{"raw":{"k\u001f":1}}`:                        refused("raw", httpapi.MsgControl),
+		`{"metafields":[{"key":"ok"},{"key":"a\tb"}]}`: refused("metafields.key", httpapi.MsgSingleLine),
+		`{"metafields":[{"value":"\ud800"}]}`:          refused("metafields.value", httpapi.MsgUnicode),
+		`{"NAME":"a\u0000"}`:                           refused("NAME", httpapi.MsgControl),
+		`{"body":"a\tb\nc","unknown":"\u0000\ud800","x\u0000":{"y":"\u0001"},"metafields":[{"other":"\u0000"}],"note":{"name":"a\nb"}}`: "",
+	} {
+		var in rich
+		err := httpapi.DecodeObject([]byte(body), &in)
+		got := ""
+		if err != nil {
+			b, _ := json.Marshal(map[string]any{"errors": err.(*admin.Error).Fields})
+			got = string(b)
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", body, got, want)
+		}
+	}
+	// The number pass re-encodes the body: the scan reads what was sent.
+	expect(t, post(`{"thing":{"count":2.0,"name":"\ud800"}}`), 422, refused("name", httpapi.MsgUnicode))
+}
+
+func jsonEq(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}

@@ -44,8 +44,10 @@ func Decode(r *http.Request, wrapper string, dst any) error {
 }
 
 // DecodeObject unmarshals one JSON object, turning type mismatches into 422
-// errors that name the field.
+// errors that name the field, and refuses control characters and broken
+// Unicode in its strings (checkText), also 422 naming the field.
 func DecodeObject(raw []byte, dst any) error {
+	orig := raw // what the client sent: the number pass re-encodes strings
 	if needsNumberPass(raw) {
 		var err error
 		if raw, err = normalizeNumbers(raw); err != nil {
@@ -54,7 +56,7 @@ func DecodeObject(raw []byte, dst any) error {
 	}
 	err := json.Unmarshal(raw, dst)
 	if err == nil {
-		return nil
+		return checkText(orig, dst)
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {

@@ -9,16 +9,18 @@ import (
 )
 
 // ledger is what the money rules read of an order: its successful
-// authorizations and the captured and refunded totals, in exact cents.
+// authorizations, captures and sales, and the captured and refunded
+// totals, in exact cents.
 type ledger struct {
-	Auths    []authLine  `json:"auths"`
-	Captured admin.Money `json:"captured"`
-	Refunded admin.Money `json:"refunded"`
+	// Format is ledgerFormat for a ledger that holds Settled; one written
+	// before held only totals and is rebuilt from the order's transactions.
+	Format   int          `json:"format,omitempty"`
+	Auths    []authLine   `json:"auths"`
+	Settled  []settleLine `json:"settled,omitempty"`
+	Captured admin.Money  `json:"captured"`
+	Refunded admin.Money  `json:"refunded"`
 	// Sold is the part of Captured that sales took.
 	Sold admin.Money `json:"sold"`
-	// LastSettled is the latest successful capture or sale (a refund's
-	// parent when none is given).
-	LastSettled int64 `json:"last_settled,omitempty"`
 	// Gateways are those of the order's seeded transactions; Gateway is the
 	// first of them, the default of a create without parent.
 	Gateways []string `json:"gateways,omitempty"`
@@ -34,6 +36,19 @@ type authLine struct {
 	Authorization *string     `json:"authorization,omitempty"`
 	Test          bool        `json:"test,omitempty"`
 }
+
+// settleLine is one successful capture or sale, in id order, and what was
+// refunded from it: the bound of the refunds that name it as parent.
+type settleLine struct {
+	ID       int64       `json:"id"`
+	Amount   admin.Money `json:"amount"`
+	Refunded admin.Money `json:"refunded,omitempty"`
+}
+
+// ledgerFormat is the Format of a ledger with settle lines.
+const ledgerFormat = 1
+
+func (s *settleLine) left() admin.Money { return s.Amount - s.Refunded }
 
 func (a *authLine) uncaptured() admin.Money { return a.Amount - a.Captured }
 
@@ -54,6 +69,59 @@ func (l *ledger) auth(id int64) *authLine {
 
 // refundable is what has been captured and not refunded.
 func (l *ledger) refundable() admin.Money { return l.Captured - l.Refunded }
+
+func (l *ledger) settled(id int64) *settleLine {
+	for i := range l.Settled {
+		if l.Settled[i].ID == id {
+			return &l.Settled[i]
+		}
+	}
+	return nil
+}
+
+// holding is the parent of a refund of amount that names none: the latest
+// capture or sale with at least that much left (with amount 0, anything
+// left); nil if none has.
+func (l *ledger) holding(amount admin.Money) *settleLine {
+	for i := len(l.Settled) - 1; i >= 0; i-- {
+		if s := &l.Settled[i]; s.left() > 0 && s.left() >= amount {
+			return s
+		}
+	}
+	return nil
+}
+
+// mostLeft is the most any one capture or sale has left to refund.
+func (l *ledger) mostLeft() admin.Money {
+	var m admin.Money
+	for i := range l.Settled {
+		m = max(m, l.Settled[i].left())
+	}
+	return m
+}
+
+// refund charges a successful refund to its parent's line. A seeded refund
+// is unchecked: without a parent that is a line, it goes to the line that
+// holds it, else is spread over the lines, latest first.
+func (l *ledger) refund(parent *int64, amount admin.Money) {
+	s := (*settleLine)(nil)
+	if parent != nil {
+		s = l.settled(*parent)
+	}
+	if s == nil {
+		s = l.holding(amount)
+	}
+	if s != nil {
+		s.Refunded += amount
+		return
+	}
+	for i := len(l.Settled) - 1; i >= 0 && amount > 0; i-- {
+		if take := min(amount, l.Settled[i].left()); take > 0 {
+			l.Settled[i].Refunded += take
+			amount -= take
+		}
+	}
+}
 
 // apply records a successful transaction in the ledger. Seeded
 // transactions go through it too, unchecked: a capture or void without a
@@ -84,17 +152,18 @@ func (l *ledger) apply(t *Transaction) {
 			a.Captured += t.Amount
 		}
 		l.Captured += t.Amount
-		l.LastSettled = t.ID
+		l.Settled = append(l.Settled, settleLine{ID: t.ID, Amount: t.Amount})
 	case Sale:
 		l.Captured += t.Amount
 		l.Sold += t.Amount
-		l.LastSettled = t.ID
+		l.Settled = append(l.Settled, settleLine{ID: t.ID, Amount: t.Amount})
 	case Void:
 		if a := parent((*authLine).voidable); a != nil {
 			a.Voided = true
 		}
 	case Refund:
 		l.Refunded += t.Amount
+		l.refund(t.ParentID, t.Amount)
 	}
 }
 
@@ -135,9 +204,8 @@ func (l *ledger) financialStatus(total admin.Money, current string) string {
 
 // decide turns a validated request into the transaction the order's
 // ledger allows, or the 422 that says why not. It fills kind, amount,
-// parent, gateway, authorization and test; settled tells whether a refund's
-// given parent is a successful capture or sale of the order.
-func (l *ledger) decide(r *request, settled func(id int64) bool) (Transaction, error) {
+// parent, gateway, authorization and test.
+func (l *ledger) decide(r *request) (Transaction, error) {
 	t := Transaction{Kind: r.kind}
 	var parent *authLine
 	switch r.kind {
@@ -151,8 +219,14 @@ func (l *ledger) decide(r *request, settled func(id int64) bool) (Transaction, e
 		if r.kind == Authorization && len(l.Auths) >= MaxAuthorizations {
 			return t, admin.Invalid("base", fmt.Sprintf("An order can have at most %d authorizations", MaxAuthorizations))
 		}
+		if r.kind == Sale && len(l.Settled) >= MaxSettled {
+			return t, admin.Invalid("base", msgMaxSettled)
+		}
 		t.Amount = *r.amount
 	case Capture:
+		if len(l.Settled) >= MaxSettled {
+			return t, admin.Invalid("base", msgMaxSettled)
+		}
 		var err error
 		if parent, err = l.pick(r.parentID, (*authLine).open, "capture", "an authorization with an uncaptured amount"); err != nil {
 			return t, err
@@ -184,28 +258,41 @@ func (l *ledger) decide(r *request, settled func(id int64) bool) (Transaction, e
 		}
 		t.Amount = parent.Amount
 	case Refund:
+		// Both bounds hold: the order's (captured minus refunded) and the
+		// parent's (its amount minus what was refunded from it).
 		left := l.refundable()
+		var line *settleLine
+		if r.parentID != nil {
+			if line = l.settled(*r.parentID); line == nil {
+				return t, admin.Invalid("parent_id", "must be a successful capture or sale of this order")
+			}
+		}
 		switch {
-		case r.parentID != nil && !settled(*r.parentID):
-			return t, admin.Invalid("parent_id", "must be a successful capture or sale of this order")
 		case left <= 0 && l.Captured == 0:
 			return t, admin.Invalid("kind", "refund needs a captured amount: nothing has been captured on this order")
 		case left <= 0:
 			return t, admin.Invalid("kind", "refund needs a captured amount: everything captured on this order ("+l.Captured.String()+") has been refunded")
-		case r.amount == nil:
-			t.Amount = left
-		case *r.amount > left:
+		case line != nil && line.left() <= 0:
+			return t, admin.Invalid("parent_id", "has been refunded in full")
+		case r.amount != nil && *r.amount > left:
 			return t, admin.Invalid("amount", "must be less than or equal to the refundable amount of "+left.String()+" (captured minus refunded)")
-		default:
+		case line != nil && r.amount != nil && *r.amount > line.left():
+			return t, admin.Invalid("amount", "must be less than or equal to the refundable amount of "+line.left().String()+" of its parent (its amount minus what was refunded from it)")
+		case line == nil && r.amount != nil:
+			if line = l.holding(*r.amount); line == nil {
+				return t, admin.Invalid("amount", "must be less than or equal to "+l.mostLeft().String()+", the most any one capture or sale of this order has left to refund")
+			}
+		case line == nil:
+			if line = l.holding(0); line == nil { // only with inconsistent seeded refunds
+				return t, admin.Invalid("kind", "refund needs a captured amount: everything captured on this order ("+l.Captured.String()+") has been refunded")
+			}
+		}
+		t.Amount = line.left()
+		if r.amount != nil {
 			t.Amount = *r.amount
 		}
-		switch {
-		case r.parentID != nil:
-			t.ParentID = r.parentID
-		case l.LastSettled != 0:
-			id := l.LastSettled
-			t.ParentID = &id
-		}
+		id := line.ID
+		t.ParentID = &id
 	}
 	if parent != nil {
 		id := parent.ID

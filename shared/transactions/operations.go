@@ -121,17 +121,6 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 	if r.currency != "" && r.currency != o.Currency {
 		return Transaction{}, admin.Invalid("currency", "must be the order's currency ("+o.Currency+")")
 	}
-	// A refund's given parent: a transaction never changes, so one read.
-	parentSettled := false
-	if r.kind == Refund && r.parentID != nil {
-		p, err := s.Get(ctx, orderID, *r.parentID)
-		switch {
-		case err == nil:
-			parentSettled = (p.Kind == Capture || p.Kind == Sale) && p.Status == StatusSuccess
-		case admin.ErrorCode(err) != admin.ENOTFOUND:
-			return Transaction{}, err
-		}
-	}
 	shop := admin.ShopFrom(ctx)
 	var t Transaction
 	err = records.Retry(ctx, func() (bool, error) {
@@ -144,7 +133,7 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 		if err != nil {
 			return false, err
 		}
-		t, err = l.decide(&r, func(int64) bool { return parentSettled })
+		t, err = l.decide(&r)
 		if err != nil {
 			return false, err
 		}
@@ -199,13 +188,20 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 // seeded transactions, version 0.
 func (s Service) ledger(ctx context.Context, orderID int64, currency string) (ledger, int64, error) {
 	var l ledger
+	var version int64
 	it, err := s.Store.Get(ctx, ledgerKey(orderID))
 	switch {
 	case err == nil:
-		return l, it.Version, records.Decode(&it, &l)
+		if err := records.Decode(&it, &l); err != nil || l.Format == ledgerFormat {
+			return l, it.Version, err
+		}
+		// Written before settle lines: rebuilt, and replaced conditioned
+		// on the version read.
+		l, version = ledger{}, it.Version
 	case !errors.Is(err, store.ErrNotFound):
 		return l, 0, err
 	}
+	l.Format = ledgerFormat
 	err = records.Each(ctx, s.Store, store.Query{PK: Partition(orderID), Limit: 500}, func(it *store.Item) error {
 		t, err := decode(it, currency)
 		if err != nil {
@@ -214,7 +210,7 @@ func (s Service) ledger(ctx context.Context, orderID int64, currency string) (le
 		l.apply(&t)
 		return nil
 	})
-	return l, 0, err
+	return l, version, err
 }
 
 // event is the Order event of a created transaction, with the §6.2 verb

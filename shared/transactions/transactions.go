@@ -7,17 +7,19 @@
 // Query of a key range (ids are time-ordered; seeded ids are below every
 // assigned one). What the money rules need is the order's ledger,
 // ordermoney / IDSK(order id): its authorizations with their captured
-// amounts, and the order's captured and refunded totals. It is built from
+// amounts, its captures and sales with their refunded amounts, and the
+// order's captured and refunded totals. It is built from
 // the seeded transactions at the order's first create and from then on
 // written, conditioned on the version read, in the transaction of every
 // create, with the transaction, the order's financial_status, the Order
 // event and the order_transactions/create notification. Creates of one
 // order therefore take turns: no two can both spend the same uncaptured or
-// refundable amount.
+// refundable amount, of the order or of one capture or sale.
 package transactions
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,8 +65,11 @@ const (
 	// MaxAuthorizations bounds an order's authorizations (each is a line
 	// of its ledger item).
 	MaxAuthorizations = 100
-	maxText           = 255
-	ledgerPartition   = "ordermoney"
+	// MaxSettled bounds an order's captures and sales (each is a line of
+	// its ledger item too, with what was refunded from it).
+	MaxSettled      = 1000
+	maxText         = 255
+	ledgerPartition = "ordermoney"
 )
 
 // Transaction is the stored and returned record.
@@ -163,6 +168,8 @@ const (
 	msgPlaces        = "must have at most 2 decimal places"
 	msgParentInvalid = "must be greater than 0"
 )
+
+var msgMaxSettled = fmt.Sprintf("An order can have at most %d captures and sales", MaxSettled)
 
 var msgTooLarge = "must be less than or equal to " + admin.MaxMoney.String()
 

@@ -157,9 +157,15 @@ func TestCaptureAndRefund(t *testing.T) {
 			`{"errors":{"amount":["must be less than or equal to the refundable amount of 359.44 (captured minus refunded)"]}}`)
 		body(t, create(e, map[string]any{"kind": "refund", "parent_id": seedAuth}), 422,
 			`{"errors":{"parent_id":["must be a successful capture or sale of this order"]}}`)
+		// Without amount: what is left of the parent (100.00 of c1), then of
+		// the latest capture with something left (259.44 of c2).
 		r2 := created(t, e, map[string]any{"kind": "refund", "parent_id": c1["id"]})
-		if r2["amount"] != "359.44" || r2["parent_id"] != c1["id"] {
-			t.Errorf("refund of the rest %v", r2)
+		if r2["amount"] != "100.00" || r2["parent_id"] != c1["id"] {
+			t.Errorf("refund of the rest of c1 %v", r2)
+		}
+		r3 := created(t, e, map[string]any{"kind": "refund"})
+		if r3["amount"] != "259.44" || r3["parent_id"] != c2["id"] {
+			t.Errorf("refund of the rest %v", r3)
 		}
 		if got := financialStatus(t, e); got != "refunded" {
 			t.Errorf("financial_status %q after the full refund", got)
@@ -172,10 +178,10 @@ func TestCaptureAndRefund(t *testing.T) {
 		for _, x := range list {
 			kinds = append(kinds, x.(map[string]any)["kind"].(string))
 		}
-		if want := []string{"authorization", "capture", "capture", "refund", "refund"}; !slices.Equal(kinds, want) {
+		if want := []string{"authorization", "capture", "capture", "refund", "refund", "refund"}; !slices.Equal(kinds, want) {
 			t.Errorf("list kinds %v, want %v", kinds, want)
 		}
-		body(t, e.Do("GET", fmt.Sprintf("/com/orders/%d/transactions/count.json", order), nil), 200, `{"count":5}`)
+		body(t, e.Do("GET", fmt.Sprintf("/com/orders/%d/transactions/count.json", order), nil), 200, `{"count":6}`)
 		since := e.Do("GET", fmt.Sprintf("%s?since_id=%v&limit=1&fields=id", listPath, int64(c1["id"].(float64))), nil).Expect(t, 200).List(t, "transactions")
 		if len(since) != 1 || since[0].(map[string]any)["id"] != c2["id"] || len(since[0].(map[string]any)) != 1 {
 			t.Errorf("since_id page %v", since)
@@ -188,15 +194,15 @@ func TestCaptureAndRefund(t *testing.T) {
 				t.Errorf("event %+v", ev)
 			}
 		}
-		if want := []string{"capture_success", "capture_success", "refund_success", "refund_success"}; !slices.Equal(verbs, want) {
+		if want := []string{"capture_success", "capture_success", "refund_success", "refund_success", "refund_success"}; !slices.Equal(verbs, want) {
 			t.Errorf("event verbs %v, want %v", verbs, want)
 		}
 		if evs := orderEvents(t, e); evs[0].Message != `A capture of 100.00 USD succeeded on <a href="/admin/orders/450789469">#1001</a>.` {
 			t.Errorf("message %q", evs[0].Message)
 		}
 		ns := notifications(t, e)
-		if len(ns) != 4 {
-			t.Fatalf("%d notifications, want 4", len(ns))
+		if len(ns) != 5 {
+			t.Fatalf("%d notifications, want 5", len(ns))
 		}
 		var payload map[string]any
 		if err := json.Unmarshal(ns[0].Payload, &payload); err != nil {
@@ -301,8 +307,8 @@ func TestBadInput(t *testing.T) {
 }
 
 // Twelve captures at once never take more than the authorization, and
-// twelve refunds at once never return more than was captured: creates of
-// one order take turns on its ledger.
+// twelve refunds at once never return more than was captured (nor more
+// than a capture each): creates of one order take turns on its ledger.
 func TestConcurrentCapturesAndRefunds(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		race := func(fields map[string]any) (ok, refused int) {
@@ -332,9 +338,9 @@ func TestConcurrentCapturesAndRefunds(t *testing.T) {
 		if ok, refused := race(map[string]any{"kind": "capture", "amount": "50"}); ok != 8 || refused != 4 {
 			t.Fatalf("captures: %d made, %d refused; want 8 and 4", ok, refused)
 		}
-		// 400 captured: ten refunds of 40 fit, the other two do not.
-		if ok, refused := race(map[string]any{"kind": "refund", "amount": "40"}); ok != 10 || refused != 2 {
-			t.Fatalf("refunds: %d made, %d refused; want 10 and 2", ok, refused)
+		// 400 captured: eight refunds of 50 fit, the other four do not.
+		if ok, refused := race(map[string]any{"kind": "refund", "amount": "50"}); ok != 8 || refused != 4 {
+			t.Fatalf("refunds: %d made, %d refused; want 8 and 4", ok, refused)
 		}
 		var captured, refunded admin.Money
 		for _, x := range e.Do("GET", listPath+"?limit=250", nil).Expect(t, 200).List(t, "transactions") {
@@ -356,9 +362,117 @@ func TestConcurrentCapturesAndRefunds(t *testing.T) {
 		if got := financialStatus(t, e); got != "refunded" {
 			t.Errorf("financial_status %q", got)
 		}
-		body(t, e.Do("GET", fmt.Sprintf("/com/orders/%d/transactions/count.json", order), nil), 200, `{"count":19}`)
-		if n := len(orderEvents(t, e)); n != 18 {
-			t.Errorf("%d events, want 18", n)
+		body(t, e.Do("GET", fmt.Sprintf("/com/orders/%d/transactions/count.json", order), nil), 200, `{"count":17}`)
+		if n := len(orderEvents(t, e)); n != 16 {
+			t.Errorf("%d events, want 16", n)
+		}
+	}, group)
+}
+
+func id(x map[string]any) int64 { return int64(x["id"].(float64)) }
+
+// A refund is bounded by its parent: the parent's amount less what was
+// refunded from it (issue 25, finding 4). One without parent_id goes to the
+// latest capture or sale that can hold it.
+func TestRefundBoundedByParent(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		c1 := created(t, e, map[string]any{"kind": "capture", "amount": "10"})
+		c2 := created(t, e, map[string]any{"kind": "capture", "amount": "300"})
+		body(t, create(e, map[string]any{"kind": "refund", "amount": "50", "parent_id": c1["id"]}), 422,
+			`{"errors":{"amount":["must be less than or equal to the refundable amount of 10.00 of its parent (its amount minus what was refunded from it)"]}}`)
+		created(t, e, map[string]any{"kind": "refund", "amount": "4", "parent_id": c1["id"]})
+		body(t, create(e, map[string]any{"kind": "refund", "amount": "7", "parent_id": c1["id"]}), 422,
+			`{"errors":{"amount":["must be less than or equal to the refundable amount of 6.00 of its parent (its amount minus what was refunded from it)"]}}`)
+		if r := created(t, e, map[string]any{"kind": "refund", "parent_id": c1["id"]}); r["amount"] != "6.00" {
+			t.Errorf("refund of the rest of its parent %v", r)
+		}
+		body(t, create(e, map[string]any{"kind": "refund", "amount": "1", "parent_id": c1["id"]}), 422,
+			`{"errors":{"parent_id":["has been refunded in full"]}}`)
+
+		if r := created(t, e, map[string]any{"kind": "refund", "amount": "250"}); r["parent_id"] != c2["id"] {
+			t.Errorf("refund without parent went to %v, want c2 %v", r["parent_id"], c2["id"])
+		}
+		s := created(t, e, map[string]any{"kind": "sale", "amount": "30"})
+		// Left: c1 0, c2 50, the sale 30; 80 on the order, at most 50 on one parent.
+		body(t, create(e, map[string]any{"kind": "refund", "amount": "60"}), 422,
+			`{"errors":{"amount":["must be less than or equal to 50.00, the most any one capture or sale of this order has left to refund"]}}`)
+		body(t, create(e, map[string]any{"kind": "refund", "amount": "81", "parent_id": c2["id"]}), 422,
+			`{"errors":{"amount":["must be less than or equal to the refundable amount of 80.00 (captured minus refunded)"]}}`)
+		if r := created(t, e, map[string]any{"kind": "refund", "amount": "40"}); r["parent_id"] != c2["id"] {
+			t.Errorf("refund of 40 went to %v, want c2 (the sale has 30 left)", r["parent_id"])
+		}
+		if r := created(t, e, map[string]any{"kind": "refund"}); r["parent_id"] != s["id"] || r["amount"] != "30.00" {
+			t.Errorf("refund without amount %v, want the sale's 30.00", r)
+		}
+
+		// A ledger written before settle lines is rebuilt from the order's
+		// transactions: the bound still holds for it.
+		k := store.Key{PK: "ordermoney", SK: records.IDSK(order)}
+		it, err := e.Deps.Store.Get(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw map[string]json.RawMessage
+		if err := records.Decode(&it, &raw); err != nil {
+			t.Fatal(err)
+		}
+		delete(raw, "format")
+		delete(raw, "settled")
+		old := it
+		old.Data, old.Version = records.Encode(raw), it.Version+1
+		if err := records.Transact(t.Context(), e.Deps.Store, store.Put(old, store.IfVersion, it.Version)); err != nil {
+			t.Fatal(err)
+		}
+		body(t, create(e, map[string]any{"kind": "refund", "amount": "5", "parent_id": c1["id"]}), 422,
+			`{"errors":{"parent_id":["has been refunded in full"]}}`)
+		if r := created(t, e, map[string]any{"kind": "refund"}); r["parent_id"] != c2["id"] || r["amount"] != "10.00" {
+			t.Errorf("refund after the rebuild %v", r)
+		}
+	}, group)
+}
+
+// Twelve refunds of 10 at once against one capture of 100 (the order has
+// more captured) never return more than the capture: ten are made.
+func TestConcurrentRefundsOfOneParent(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		c := created(t, e, map[string]any{"kind": "capture", "amount": "100"})
+		created(t, e, map[string]any{"kind": "capture", "amount": "200"})
+		var wg sync.WaitGroup
+		res := make([]*apitest.Response, 12)
+		for i := range res {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i] = create(e, map[string]any{"kind": "refund", "amount": "10", "parent_id": c["id"]})
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, r := range res {
+			switch r.Status {
+			case 201:
+				ok++
+			case 422:
+				if !strings.Contains(string(r.Body), `"amount"`) && !strings.Contains(string(r.Body), `"parent_id":["has been refunded in full"]`) {
+					t.Errorf("refused with %s", r.Body)
+				}
+			default:
+				t.Errorf("status %d: %s", r.Status, r.Body)
+			}
+		}
+		var refunded admin.Money
+		for _, x := range e.Do("GET", listPath+"?limit=250", nil).Expect(t, 200).List(t, "transactions") {
+			tx := x.(map[string]any)
+			if tx["kind"] == "refund" && tx["parent_id"] == c["id"] {
+				m, err := admin.ParseAmount(tx["amount"].(string))
+				if err != nil {
+					t.Fatal(err)
+				}
+				refunded += m
+			}
+		}
+		if ok != 10 || refunded != 10000 {
+			t.Errorf("%d refunds made, %s refunded from the capture; want 10 and 100.00", ok, refunded)
 		}
 	}, group)
 }
