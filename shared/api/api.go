@@ -25,6 +25,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/parents"
@@ -174,6 +175,7 @@ func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
 // smart collection membership to variant changes (Deps.ProductChanged).
 func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	metrics.SetNamespace(cfg.MetricsNamespace)
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
