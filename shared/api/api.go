@@ -174,7 +174,7 @@ func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
 // Open sets up logging, opens the configured store and queue, and wires
 // smart collection membership to variant changes (Deps.ProductChanged).
 func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
 	metrics.SetNamespace(cfg.MetricsNamespace)
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
