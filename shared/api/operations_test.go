@@ -83,7 +83,9 @@ func TestOperationsCheckReportsProblems(t *testing.T) {
 
 func checkOperations(res map[string]*yaml.Node, globals *yaml.Node, runbook string) []string {
 	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, "template.yaml: "+fmt.Sprintf(format, args...)) }
+	bad := func(format string, args ...any) {
+		problems = append(problems, "template.yaml: "+fmt.Sprintf(format, args...))
+	}
 	typeOf := func(id string) string { return scalar(get(res[id], "Type")) }
 	ids := make([]string, 0, len(res))
 	for id := range res {
