@@ -7,7 +7,9 @@
 # `make template-check` lints template.yaml and runs `sam build` (no Docker
 # needed) in a pinned Python virtual environment under .cache/venv, which also
 # holds schemathesis for infra/fuzz.sh (one pip resolve for all three keeps
-# their shared dependencies consistent).
+# their shared dependencies consistent), then scans template.yaml with
+# checkov. checkov pins boto3 to a release aws-sam-cli refuses, so it has a
+# pinned environment of its own, .cache/venv-checkov.
 
 GO ?= go
 CACHE ?= $(CURDIR)/.cache
@@ -45,6 +47,9 @@ SCHEMATHESIS_VERSION := 4.32.5
 VENV := $(CACHE)/venv
 VENV_STAMP := $(VENV)/.stamp-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)-schemathesis-$(SCHEMATHESIS_VERSION)
 SAM_BUILD_DIR := $(CACHE)/sam-build
+CHECKOV_VERSION := 3.3.30
+CHECKOV_VENV := $(CACHE)/venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.stamp-checkov-$(CHECKOV_VERSION)
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -54,7 +59,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set.
 define sam_build_target
@@ -82,8 +87,19 @@ $(VENV_STAMP):
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION) schemathesis==$(SCHEMATHESIS_VERSION)
 	touch $@
 
+checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
+
+$(CHECKOV_STAMP):
+	test -x $(CHECKOV_VENV)/bin/python || python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+	touch $@
+
 # --build-in-source: make runs in the repository instead of a scratch copy of
 # it (CodeUri is the repository root, .cache included).
-template-check: $(VENV_STAMP) ## lint template.yaml and sam build it
+# checkov: every check of the template passes or is skipped in the
+# resource's Metadata with its reason (checkov:skip=<id>:<reason>);
+# --skip-download keeps it to the checks it ships with (no network).
+template-check: $(VENV_STAMP) $(CHECKOV_STAMP) ## lint template.yaml, sam build it, scan it with checkov
 	$(VENV)/bin/cfn-lint template.yaml
 	SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build --template-file template.yaml --build-dir $(SAM_BUILD_DIR) --build-in-source --no-cached
+	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation --file template.yaml

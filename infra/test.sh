@@ -3,7 +3,7 @@
 # Starts DynamoDB Local and ElasticMQ (both fetched from Maven Central on
 # first use), runs every Go test against both stores and both queues with
 # the emulators required, fuzzes the local runner with schemathesis and each
-# Go fuzz target briefly (infra/fuzz.sh ci), then lints and builds the SAM
+# Go fuzz target briefly (infra/fuzz.sh ci), then lints, builds and scans (checkov) the SAM
 # template. Installs Debian's chromium first when it is missing (the
 # confirmation page's browser test).
 set -euo pipefail

@@ -28,6 +28,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/parents"
@@ -201,7 +202,8 @@ func baseURL(configured string) func(*http.Request) string {
 // Open sets up logging, opens the configured store and queue, and wires
 // smart collection membership to variant changes (Deps.ProductChanged).
 func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
+	metrics.SetNamespace(cfg.MetricsNamespace)
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,9 @@ func TestLayers(t *testing.T) {
 			// The store and its adapters know nothing else of the service.
 			case strings.HasPrefix(pkg, "shared/store") && ok && !strings.HasPrefix(own, "shared/store") && own != "shared/emulatortest":
 				t.Errorf("%s imports %s: the store layer imports nothing else of the service", pkg, own)
+			// Metrics are a leaf every layer may call: they import nothing of the service.
+			case strings.HasPrefix(pkg, "shared/metrics") && ok && !strings.HasPrefix(own, "shared/metrics"):
+				t.Errorf("%s imports %s: shared/metrics imports nothing else of the service", pkg, own)
 			// The seed loader writes what resources read; no resource reads the loader.
 			case own == "shared/seed" && !strings.HasPrefix(pkg, "infra/") && pkg != "shared/apitest" && pkg != "shared/api":
 				t.Errorf("%s imports shared/seed: resources read parents' partitions from shared/parents", pkg)

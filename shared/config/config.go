@@ -40,6 +40,9 @@ type Config struct {
 	// RetryBase (WEBHOOK_RETRY_BASE_DELAY) is the first retry delay of a
 	// failed webhook delivery; later ones double.
 	RetryBase time.Duration
+	// MetricsNamespace (METRICS_NAMESPACE) is the CloudWatch namespace of
+	// the metrics the functions log (shared/metrics); "" is its default.
+	MetricsNamespace string
 	// PollInterval (POLL_INTERVAL) is how often the local runner asks the
 	// fulfillment services for stock and tracking numbers (AWS uses the
 	// template's schedules).
@@ -62,6 +65,8 @@ func FromEnv() (Config, error) {
 		TableName: os.Getenv("TABLE_NAME"),
 		Endpoint:  os.Getenv("AWS_ENDPOINT_URL"),
 		SeedFile:  os.Getenv("SEED_FILE"),
+
+		MetricsNamespace: os.Getenv("METRICS_NAMESPACE"),
 	}
 	if s := os.Getenv("PORT"); s != "" {
 		p, err := strconv.Atoi(s)

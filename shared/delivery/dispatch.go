@@ -21,6 +21,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
@@ -262,6 +263,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	}
 	ops := []store.Op{d.logOp(wh.ID, &a)}
 	if ok {
+		metrics.Delivery(ctx, true, false, false, r.duration)
 		if _, err := d.Store.Get(ctx, healthKey(wh.ID)); err == nil {
 			ops = append(ops, store.Delete(healthKey(wh.ID), store.Always, 0))
 		}
@@ -269,9 +271,11 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	}
 
 	if removed, err := d.checkHealth(ctx, wh); err != nil || removed {
+		metrics.Delivery(ctx, false, err != nil, false, r.duration) // an error: the message comes back
 		return Outcome{}, err
 	}
 	if qm.Attempt >= MaxAttempts {
+		metrics.Delivery(ctx, false, false, true, r.duration)
 		a.DeadLettered = true
 		ops[0] = d.logOp(wh.ID, &a)
 		dl := DeadLetterKey(wh.ID, m.DeliveryID)
@@ -280,6 +284,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", p.topic)
 		return Outcome{}, records.Transact(ctx, d.Store, ops...)
 	}
+	metrics.Delivery(ctx, false, true, false, r.duration)
 	after := Backoff(d.retryBase(), qm.Attempt)
 	if d.MaxDelay > 0 {
 		after = min(after, d.MaxDelay)

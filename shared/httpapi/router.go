@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 )
 
@@ -283,6 +284,7 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 	}
 	w.Header().Set(CallLimitHeader, d.Header())
 	if !d.Allowed {
+		metrics.CallLimit(ctx, app.ID)
 		w.Header().Set("Retry-After", d.RetryAfterHeader())
 		return d.Err(app.Plan())
 	}

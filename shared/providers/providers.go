@@ -34,6 +34,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -85,6 +86,13 @@ func (t *tally) result() Summary {
 		out.Errors = []string{}
 	}
 	return out
+}
+
+// done is the finished Summary of a run of job, recorded as a metric.
+func (t *tally) done(ctx context.Context, job string) Summary {
+	s := t.result()
+	metrics.ProviderPoll(ctx, job, s.Updated, s.Failures)
+	return s
 }
 
 func (t *tally) add(f func(s *Summary)) {

@@ -39,7 +39,7 @@ func FetchStock(ctx context.Context, d *platform.Deps) Summary {
 	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.Service) bool { return s.InventoryManagement })
 	if err != nil {
 		t.fail(ctx, job, "(all services)", err)
-		return t.result()
+		return t.done(ctx, job)
 	}
 	ctx = admin.WithShop(ctx, shop)
 	each(svcs, func(svc *fulfillmentservices.Service) {
@@ -80,7 +80,7 @@ func FetchStock(ctx context.Context, d *platform.Deps) Summary {
 		t.skip(ctx, job, svc.Handle, "unknown SKUs", unknown)
 		t.skip(ctx, job, svc.Handle, "invalid stock levels", levels.bad)
 	})
-	return t.result()
+	return t.done(ctx, job)
 }
 
 // FetchStockOne asks the service managing a variant's stock for its SKU

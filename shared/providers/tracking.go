@@ -49,7 +49,7 @@ func FetchTrackingNumbers(ctx context.Context, d *platform.Deps) Summary {
 	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.Service) bool { return s.TrackingSupport })
 	if err != nil {
 		t.fail(ctx, job, "(all services)", err)
-		return t.result()
+		return t.done(ctx, job)
 	}
 	ctx = admin.WithShop(ctx, shop)
 	each(svcs, func(svc *fulfillmentservices.Service) {
@@ -109,7 +109,7 @@ func FetchTrackingNumbers(ctx context.Context, d *platform.Deps) Summary {
 			t.skip(ctx, job, svc.Handle, "invalid tracking numbers", ans.bad)
 		}
 	})
-	return t.result()
+	return t.done(ctx, job)
 }
 
 // pendingOrder is an order name and the keys of its untracked

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -61,14 +62,21 @@ func (s Service) Import(ctx context.Context, id int64) error {
 			if err := theme.DeleteAll(ctx, s.Store, id); err != nil {
 				return err
 			}
-			_, err := s.fail(ctx, id, string(r))
-			return err
+			if _, err := s.fail(ctx, id, string(r)); err != nil {
+				return err
+			}
+			metrics.ThemeImport(ctx, false)
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return s.finish(ctx, id)
+	if err := s.finish(ctx, id); err != nil {
+		return err
+	}
+	metrics.ThemeImport(ctx, true)
+	return nil
 }
 
 // HandleMessage runs the job of one queue message received for the
@@ -89,6 +97,9 @@ func (s Service) HandleMessage(ctx context.Context, body []byte, attempt int) er
 		_, err := s.fail(ctx, id, "could not be imported: internal error")
 		if errors.Is(err, admin.NotFound) {
 			return nil
+		}
+		if err == nil {
+			metrics.ThemeImport(ctx, false)
 		}
 		return err
 	}

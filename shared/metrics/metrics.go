@@ -1,0 +1,202 @@
+// Package metrics writes CloudWatch metrics as embedded metric format (EMF)
+// lines in the JSON log: in Lambda, CloudWatch Logs turns each line into
+// metric data points, so counting costs no API call, no SDK and no
+// extension on the hot path (only a log line). The metric names below are
+// the ones template.yaml's alarms and docs/operations.md use; keep them in
+// step.
+//
+// A line is a slog JSON record whose "_aws" member says which of its
+// top-level members are metrics (and their units) and which dimensions:
+//
+//	{"time":"…","level":"INFO","msg":"metrics","_aws":{"Timestamp":1764086400000,
+//	 "CloudWatchMetrics":[{"Namespace":"StoreAdmin","Dimensions":[[]],
+//	 "Metrics":[{"Name":"DeliveriesSent","Unit":"Count"}]}]},"DeliveriesSent":1}
+//
+// Lines go to stderr through a JSON handler of their own that LOG_LEVEL does
+// not filter: the alarms depend on them.
+package metrics
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultNamespace is the namespace when METRICS_NAMESPACE is unset.
+const DefaultNamespace = "StoreAdmin"
+
+// Metric names (and their dimensions).
+const (
+	// Webhook deliveries: one line per attempt, no dimension for the
+	// counts; DeliveryLatency by Outcome (sent, failed).
+	DeliveriesSent         = "DeliveriesSent"         // answered 2xx
+	DeliveriesFailed       = "DeliveriesFailed"       // anything else: no answer in 5 s, refused, not 2xx
+	DeliveriesRetried      = "DeliveriesRetried"      // failed, and queued again after its backoff
+	DeliveriesDeadLettered = "DeliveriesDeadLettered" // failed for the 19th time: kept for redelivery
+	DeliveryLatency        = "DeliveryLatency"        // milliseconds of the request, by Outcome
+
+	// Fulfillment provider polls, by Job (fetch_stock,
+	// fetch_tracking_numbers, fetch_stock_sku): one line per run.
+	ProviderPolls    = "ProviderPolls"    // runs
+	ProviderUpdates  = "ProviderUpdates"  // variants or fulfillments changed
+	ProviderFailures = "ProviderFailures" // failed requests and writes
+
+	// Theme zip imports: one line per finished job.
+	ThemeImportsDone   = "ThemeImportsDone"   // the theme is ready
+	ThemeImportsFailed = "ThemeImportsFailed" // refused (its reason on the theme) or failed 5 times
+
+	// Call-limit 429s, by AppId.
+	CallLimited = "CallLimited"
+)
+
+// Dimension names.
+const (
+	Outcome = "Outcome"
+	Job     = "Job"
+	AppID   = "AppId"
+)
+
+// Units (CloudWatch's names).
+const (
+	Count        = "Count"
+	Milliseconds = "Milliseconds"
+)
+
+// A Metric is one value of a line.
+type Metric struct {
+	Name  string
+	Unit  string
+	Value float64
+}
+
+// A Dimension is one dimension's value.
+type Dimension struct{ Name, Value string }
+
+// A Set is one directive of a line: its metrics, published under its
+// dimensions (none: the metrics have no dimension). The names of a line's
+// metrics and dimensions must differ: they share the top level.
+type Set struct {
+	Dimensions []Dimension
+	Metrics    []Metric
+}
+
+var (
+	namespace atomic.Pointer[string]
+	logger    atomic.Pointer[slog.Logger]
+)
+
+func init() {
+	SetOutput(os.Stderr)
+	SetNamespace("")
+}
+
+// SetNamespace sets the CloudWatch namespace of every line ("" is
+// DefaultNamespace): api.Open sets METRICS_NAMESPACE's, which template.yaml
+// makes the stack's own.
+func SetNamespace(ns string) {
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	namespace.Store(&ns)
+}
+
+// SetOutput sends the lines to w (tests read them) and returns a function
+// that restores the previous output.
+func SetOutput(w io.Writer) (restore func()) {
+	prev := logger.Swap(slog.New(slog.NewJSONHandler(w, nil)))
+	return func() { logger.Store(prev) }
+}
+
+// The "_aws" member, as EMF specifies it.
+type metadata struct {
+	Timestamp         int64       `json:"Timestamp"`
+	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
+}
+
+type directive struct {
+	Namespace  string       `json:"Namespace"`
+	Dimensions [][]string   `json:"Dimensions"`
+	Metrics    []definition `json:"Metrics"`
+}
+
+type definition struct {
+	Name string `json:"Name"`
+	Unit string `json:"Unit"`
+}
+
+// Emit writes one line with the sets' metrics.
+func Emit(ctx context.Context, sets ...Set) {
+	md := metadata{Timestamp: time.Now().UnixMilli(), CloudWatchMetrics: make([]directive, 0, len(sets))}
+	attrs := make([]slog.Attr, 0, 4)
+	attrs = append(attrs, slog.Any("_aws", &md))
+	ns := *namespace.Load()
+	for _, s := range sets {
+		d := directive{Namespace: ns, Dimensions: [][]string{make([]string, 0, len(s.Dimensions))}}
+		for _, dim := range s.Dimensions {
+			d.Dimensions[0] = append(d.Dimensions[0], dim.Name)
+			attrs = append(attrs, slog.String(dim.Name, dim.Value))
+		}
+		for _, m := range s.Metrics {
+			d.Metrics = append(d.Metrics, definition{m.Name, m.Unit})
+			attrs = append(attrs, slog.Float64(m.Name, m.Value))
+		}
+		md.CloudWatchMetrics = append(md.CloudWatchMetrics, d)
+	}
+	logger.Load().LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
+}
+
+// Delivery records one delivery attempt: sent (2xx) or failed, and for a
+// failure whether it is retried or dead-lettered (neither: the webhook was
+// removed after 48 hours of failures).
+func Delivery(ctx context.Context, sent, retried, deadLettered bool, latency time.Duration) {
+	outcome := "failed"
+	if sent {
+		outcome = "sent"
+	}
+	Emit(ctx,
+		Set{Metrics: []Metric{
+			{DeliveriesSent, Count, one(sent)},
+			{DeliveriesFailed, Count, one(!sent)},
+			{DeliveriesRetried, Count, one(retried)},
+			{DeliveriesDeadLettered, Count, one(deadLettered)},
+		}},
+		Set{Dimensions: []Dimension{{Outcome, outcome}}, Metrics: []Metric{
+			{DeliveryLatency, Milliseconds, float64(latency.Microseconds()) / 1000},
+		}})
+}
+
+// ProviderPoll records one run of a provider job.
+func ProviderPoll(ctx context.Context, job string, updated, failures int) {
+	Emit(ctx, Set{Dimensions: []Dimension{{Job, job}}, Metrics: []Metric{
+		{ProviderPolls, Count, 1},
+		{ProviderUpdates, Count, float64(updated)},
+		{ProviderFailures, Count, float64(failures)},
+	}})
+}
+
+// ThemeImport records a finished theme import: done, or failed.
+func ThemeImport(ctx context.Context, done bool) {
+	Emit(ctx, Set{Metrics: []Metric{
+		{ThemeImportsDone, Count, one(done)},
+		{ThemeImportsFailed, Count, one(!done)},
+	}})
+}
+
+// CallLimit records a call refused with 429 because the app's bucket was
+// full.
+func CallLimit(ctx context.Context, appID int64) {
+	Emit(ctx, Set{Dimensions: []Dimension{{AppID, strconv.FormatInt(appID, 10)}}, Metrics: []Metric{
+		{CallLimited, Count, 1},
+	}})
+}
+
+func one(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
