@@ -240,3 +240,30 @@ func TestDeepPagesAreRefused(t *testing.T) {
 		}
 	}, api.Groups...)
 }
+
+// A served path asked with a method it is not served with is 405 JSON with
+// Allow; an unknown path stays 404, with any method.
+func TestWrongMethodIsNotAllowed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, c := range []struct{ method, path, allow string }{
+			{"PATCH", "/web/redirects.json", "GET, HEAD, POST"},
+			{"TRACE", "/web/redirects.json", "GET, HEAD, POST"},
+			{"OPTIONS", "/web/redirects.json", "GET, HEAD, POST"},
+			{"POST", "/web/redirects/1.json", "GET, HEAD, PUT, DELETE"},
+			{"PUT", "/web/comments/1/spam.json", "POST"},
+		} {
+			r := e.Do(c.method, c.path, nil)
+			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != c.allow {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow %q", c.method, c.path, r.Status, r.Header.Get("Allow"), c.allow)
+			}
+			if got := r.JSON(t)["errors"]; got != "Method Not Allowed" {
+				t.Errorf("%s %s: errors %v", c.method, c.path, got)
+			}
+		}
+		for _, p := range []string{"/web/nothing.json", "/web/redirects/1/nothing.json"} {
+			if r := e.Do("PATCH", p, nil); r.Status != http.StatusNotFound || r.Header.Get("Allow") != "" {
+				t.Errorf("PATCH %s: %d, Allow %q; want 404", p, r.Status, r.Header.Get("Allow"))
+			}
+		}
+	}, api.Redirects, api.Blogs)
+}

@@ -89,7 +89,7 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			}
 			if rt.pages == nil {
 				rt.pages = http.NewServeMux()
-				rt.pages.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+				rt.pages.HandleFunc("/", notServed(rt.pages))
 			}
 			rt.pages.Handle(route.Method+" "+route.Path, rt.wrapPage(&route))
 			continue
@@ -110,9 +110,34 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 		}
 		rt.mux.Handle(route.Method+" "+pattern, rt.wrap(&route))
 	}
-	// Everything else, a known path with another method included, is 404.
-	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
+	rt.mux.HandleFunc("/", notServed(rt.mux))
 	return rt
+}
+
+// methods are those a path may be served with; GET routes serve HEAD too.
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// notServed answers what no route of mux matched: 405 with Allow when the
+// path is served with other methods (asked of mux itself, so that wildcards
+// match as they do for the routes), 404 for an unknown path. Neither needs
+// a token, as an unknown path never did.
+func notServed(mux *http.ServeMux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range methods {
+			probe := *r
+			probe.Method = m
+			if _, pattern := mux.Handler(&probe); pattern != "/" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			Error(w, r, admin.NotFound)
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		Error(w, r, admin.MethodNotAllowed)
+	}
 }
 
 // Routes returns the routes served, for documentation and template checks.
