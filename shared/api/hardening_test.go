@@ -267,3 +267,20 @@ func TestWrongMethodIsNotAllowed(t *testing.T) {
 		}
 	}, api.Redirects, api.Blogs)
 }
+
+// A field the document allows a value of or nothing refuses null (422
+// naming it) rather than take it for absent; a nested one is named by its
+// path.
+func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		fieldError(t, e.Do("POST", "/com/custom_collections.json", `{"custom_collection":{"title":"A","sort_order":null}}`), "sort_order")
+		fieldError(t, e.Do("POST", "/com/smart_collections.json", `{"smart_collection":{"title":"A","sort_order":null,"rules":[{"column":"title","relation":"equals","condition":"a"}]}}`), "sort_order")
+		fieldError(t, e.Do("POST", "/com/products/632910392/variants.json", `{"variant":{"option1":"Null","weight_unit":null}}`), "weight_unit")
+		fieldError(t, e.Do("POST", "/web/themes.json", `{"theme":{"name":"Null","role":null}}`), "role")
+		fieldError(t, e.Do("POST", "/admin/fulfillment_services.json", `{"fulfillment_service":{"name":"Null","tracking_support":null}}`), "tracking_support")
+		fieldError(t, e.Do("POST", "/admin/metafields.json", `{"metafield":{"namespace":"n","key":"k","value":"v","value_type":null}}`), "value_type")
+		fieldError(t, e.Do("POST", "/web/pages.json", `{"page":{"title":"A","metafields":[{"namespace":"n","key":"k","value":"v","value_type":null}]}}`), "metafields.value_type")
+		// Where the document allows null, it still means what it meant.
+		e.Do("POST", "/com/custom_collections.json", `{"custom_collection":{"title":"A","template_suffix":null}}`).Expect(t, 201)
+	}, api.Collections, api.Variants, api.Themes, api.FulfillmentServices, api.Metafields, api.Pages)
+}

@@ -42,7 +42,7 @@ type Input struct {
 	Title          *string                `json:"title"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
-	SortOrder      *string                `json:"sort_order"`
+	SortOrder      *string                `json:"sort_order" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published"`
 	Image          json.RawMessage        `json:"image"`

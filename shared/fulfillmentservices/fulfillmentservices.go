@@ -113,7 +113,7 @@ type Input struct {
 	CallbackURL            admin.Optional[string] `json:"callback_url"`
 	Format                 *string                `json:"format"`
 	InventoryManagement    *bool                  `json:"inventory_management"`
-	TrackingSupport        *bool                  `json:"tracking_support"`
+	TrackingSupport        *bool                  `json:"tracking_support" null:"refuse"`
 	RequiresShippingMethod *bool                  `json:"requires_shipping_method"`
 	Credential1            admin.Optional[string] `json:"credential1"`
 	Credential2            admin.Optional[string] `json:"credential2"`

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -54,6 +55,9 @@ func DecodeObject(raw []byte, dst any) error {
 	}
 	err := json.Unmarshal(raw, dst)
 	if err == nil {
+		if bytes.Contains(raw, []byte("null")) {
+			return refusedNull(raw, dst)
+		}
 		return nil
 	}
 	var typeErr *json.UnmarshalTypeError
@@ -69,6 +73,65 @@ func DecodeObject(raw []byte, dst any) error {
 		return admin.Invalid(fieldErr.Field, fieldErr.Message)
 	}
 	return admin.Errorf(admin.EBADREQUEST, "malformed JSON in the request body: %s", syntaxMessage(err))
+}
+
+// NullTag marks an input field whose document allows a value or nothing,
+// never null (`null:"refuse"`): a pointer would take null for absent, and a
+// client would believe it had set the field. Null there is 422 naming the
+// field, as a value of the wrong type is.
+const NullTag = "null"
+
+// refusedNull finds a null given for a field tagged null:"refuse" in the
+// object raw decoded into dst (nested objects and arrays of them included).
+func refusedNull(raw []byte, dst any) error {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	return nullIn(reflect.TypeOf(dst), doc, "")
+}
+
+func nullIn(t reflect.Type, v any, path string) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice {
+			items, _ := v.([]any)
+			for _, item := range items {
+				if err := nullIn(t.Elem(), item, path); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		t = t.Elem()
+	}
+	obj, ok := v.(map[string]any)
+	if t.Kind() != reflect.Struct || !ok {
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		val, given := obj[name]
+		if !given {
+			continue
+		}
+		if path != "" {
+			name = path + "." + name
+		}
+		if val == nil {
+			if f.Tag.Get(NullTag) == "refuse" {
+				return admin.Invalid(name, "must be "+kindName(f.Type))
+			}
+			continue
+		}
+		if err := nullIn(f.Type, val, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FieldError lets a custom UnmarshalJSON reject a value with a message.

@@ -42,7 +42,7 @@ type Input struct {
 	Namespace   *string         `json:"namespace"`
 	Key         *string         `json:"key"`
 	Value       json.RawMessage `json:"value"`
-	ValueType   *string         `json:"value_type"`
+	ValueType   *string         `json:"value_type" null:"refuse"`
 	Description *string         `json:"description"`
 }
 

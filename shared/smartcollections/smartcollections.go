@@ -173,7 +173,7 @@ type Input struct {
 	Handle         *string                `json:"handle"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	SortOrder      *string                `json:"sort_order"`
+	SortOrder      *string                `json:"sort_order" null:"refuse"`
 	Disjunctive    *bool                  `json:"disjunctive"`
 	Rules          json.RawMessage        `json:"rules"`
 	Published      *bool                  `json:"published"`

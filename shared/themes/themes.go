@@ -38,7 +38,7 @@ const (
 type Input struct {
 	Name *string `json:"name"`
 	Src  *string `json:"src"`
-	Role *string `json:"role"`
+	Role *string `json:"role" null:"refuse"`
 }
 
 // valid checks an input; create requires a name.

@@ -42,7 +42,7 @@ type Input struct {
 	CompareAtPrice      admin.Optional[admin.Money] `json:"compare_at_price"`
 	Grams               *int64                      `json:"grams"`
 	Weight              *float64                    `json:"weight"`
-	WeightUnit          *string                     `json:"weight_unit"`
+	WeightUnit          *string                     `json:"weight_unit" null:"refuse"`
 	Taxable             *bool                       `json:"taxable"`
 	RequiresShipping    *bool                       `json:"requires_shipping"`
 	FulfillmentService  *string                     `json:"fulfillment_service"`
