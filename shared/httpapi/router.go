@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,26 +120,62 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
 // notServed answers what no route of mux matched: 405 with Allow when the
-// path is served with other methods (asked of mux itself, so that wildcards
-// match as they do for the routes), 404 for an unknown path. Neither needs
+// path is served with other methods, 404 for an unknown path. Neither needs
 // a token, as an unknown path never did.
 func notServed(mux *http.ServeMux) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var allow []string
-		for _, m := range methods {
-			probe := *r
-			probe.Method = m
-			if _, pattern := mux.Handler(&probe); pattern != "/" {
-				allow = append(allow, m)
-			}
-		}
-		if len(allow) == 0 {
-			Error(w, r, admin.NotFound)
+		if allow := allowed(mux, r); len(allow) > 0 {
+			notAllowed(w, r, allow)
 			return
 		}
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		Error(w, r, admin.MethodNotAllowed)
+		Error(w, r, admin.NotFound)
 	}
+}
+
+func notAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	Error(w, r, admin.MethodNotAllowed)
+}
+
+// allowed returns the methods r's path is served with, asked of mux itself
+// so that wildcards match as they do for the routes. A path that a route
+// names whole (/web/redirects/count) is that route's alone: the methods of a
+// wildcard route that also matches it (/web/redirects/{id}) are not its own.
+func allowed(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	fewest := -1
+	for _, m := range methods {
+		probe := *r
+		probe.Method = m
+		_, pattern := mux.Handler(&probe)
+		if pattern == "/" {
+			continue
+		}
+		switch n := strings.Count(pattern, "{"); {
+		case fewest == -1 || n < fewest:
+			allow, fewest = []string{m}, n
+		case n == fewest:
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// shadowed reports whether the wildcard route matched for r is shadowed by
+// a route naming r's path whole for other methods (PUT /web/redirects/count
+// matches PUT /web/redirects/{id}, but the path is GET's count), and answers
+// 405 if so.
+func shadowed(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) bool {
+	_, pattern := mux.Handler(r)
+	if !strings.Contains(pattern, "{") {
+		return false
+	}
+	allow := allowed(mux, r)
+	if slices.Contains(allow, r.Method) || (r.Method == http.MethodHead && slices.Contains(allow, http.MethodGet)) {
+		return false
+	}
+	notAllowed(w, r, allow)
+	return true
 }
 
 // Routes returns the routes served, for documentation and template checks.
@@ -178,6 +216,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	u.Path, u.RawPath = stripped, ""
 	r2.URL = &u
+	if shadowed(rt.mux, w, r2) {
+		return
+	}
 	rt.mux.ServeHTTP(w, r2)
 }
 
@@ -226,7 +267,8 @@ func (rt *Router) wrap(route *Route) http.Handler {
 					ctx = context.WithValue(ctx, identityCtxKey{}, rt.identity) // WritePaged signs with it
 				}
 				r = r.WithContext(ctx)
-				if r.Method == http.MethodGet {
+				err = refuseEmpty(r.URL.Query())
+				if err == nil && r.Method == http.MethodGet {
 					r, err = expandPageInfo(ctx, r, rt.identity)
 				}
 				if err == nil {
@@ -242,6 +284,23 @@ func (rt *Router) wrap(route *Route) http.Handler {
 				"route", route.Path, "duration", time.Since(start))
 		}
 	})
+}
+
+// refuseEmpty answers a query parameter given without a value (?limit=,
+// ?updated_at_min=) with 400 naming it: taking it for absent would list
+// what the client did not ask for, and no parameter has an empty meaning.
+func refuseEmpty(q url.Values) error {
+	names := make([]string, 0, len(q))
+	for name, values := range q {
+		if slices.Contains(values, "") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names) // the same answer every time
+	return admin.BadParam(names[0], "must not be empty")
 }
 
 // wrapPublic serves a Public route: no token, no bucket, no body.
