@@ -251,6 +251,10 @@ func TestWrongMethodIsNotAllowed(t *testing.T) {
 			{"OPTIONS", "/web/redirects.json", "GET, HEAD, POST"},
 			{"POST", "/web/redirects/1.json", "GET, HEAD, PUT, DELETE"},
 			{"PUT", "/web/comments/1/spam.json", "POST"},
+			// count is its GET route's path, though PUT and DELETE {id} match it too
+			{"PUT", "/web/redirects/count.json", "GET, HEAD"},
+			{"DELETE", "/web/redirects/count.json", "GET, HEAD"},
+			{"OPTIONS", "/web/redirects/count.json", "GET, HEAD"},
 		} {
 			r := e.Do(c.method, c.path, nil)
 			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != c.allow {
@@ -280,7 +284,52 @@ func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
 		fieldError(t, e.Do("POST", "/admin/fulfillment_services.json", `{"fulfillment_service":{"name":"Null","tracking_support":null}}`), "tracking_support")
 		fieldError(t, e.Do("POST", "/admin/metafields.json", `{"metafield":{"namespace":"n","key":"k","value":"v","value_type":null}}`), "value_type")
 		fieldError(t, e.Do("POST", "/web/pages.json", `{"page":{"title":"A","metafields":[{"namespace":"n","key":"k","value":"v","value_type":null}]}}`), "metafields.value_type")
+		// On an update, where null would have been taken for "unchanged".
+		created := func(path, wrapper, body string) string {
+			return fmt.Sprintf("%s/%d.json", strings.TrimSuffix(path, ".json"), idOf(e.Do("POST", path, body).Expect(t, 201).Object(t, wrapper)))
+		}
+		page := created("/web/pages.json", "page", `{"page":{"title":"A"}}`)
+		redirect := created("/web/redirects.json", "redirect", `{"redirect":{"path":"/null","target":"/b"}}`)
+		tag := created("/web/script_tags.json", "script_tag", `{"script_tag":{"event":"onload","src":"https://js.example.org/a.js"}}`)
+		hook := created("/admin/webhooks.json", "webhook", `{"webhook":{"topic":"orders/create","address":"https://hooks.example.com/a"}}`)
+		collection := created("/com/custom_collections.json", "custom_collection", `{"custom_collection":{"title":"B"}}`)
+		article := created(news+".json", "article", `{"article":{"title":"A"}}`)
+		for _, c := range []struct{ path, body, field string }{
+			{page, `{"page":{"title":null}}`, "title"},
+			{page, `{"page":{"published":null}}`, "published"},
+			{collection, `{"custom_collection":{"title":null}}`, "title"},
+			{redirect, `{"redirect":{"target":null}}`, "target"},
+			{tag, `{"script_tag":{"src":null}}`, "src"},
+			{tag, `{"script_tag":{"display_scope":null}}`, "display_scope"},
+			{hook, `{"webhook":{"topic":null}}`, "topic"},
+			{article, `{"article":{"tags":null}}`, "tags"},
+		} {
+			fieldError(t, e.Do("PUT", c.path, c.body), c.field)
+		}
+		fieldError(t, e.Do("POST", "/web/themes.json", `{"theme":{"name":"A","src":null}}`), "src")
+		fieldError(t, e.Do("POST", "/com/countries.json", `{"country":{"code":"FR","weight_based_shipping_rates":null}}`), "weight_based_shipping_rates")
 		// Where the document allows null, it still means what it meant.
 		e.Do("POST", "/com/custom_collections.json", `{"custom_collection":{"title":"A","template_suffix":null}}`).Expect(t, 201)
-	}, api.Collections, api.Variants, api.Themes, api.FulfillmentServices, api.Metafields, api.Pages)
+	}, api.Collections, api.Variants, api.Themes, api.FulfillmentServices, api.Metafields, api.Pages,
+		api.Redirects, api.ScriptTags, api.Webhooks, api.Blogs, api.Countries)
+}
+
+// A query parameter given with an empty value is 400 naming it, never taken
+// for absent (which would answer a list the client did not ask for).
+func TestEmptyQueryValuesAreRefused(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, c := range []struct{ path, param string }{
+			{"/web/redirects.json?limit=", "limit"},
+			{"/web/redirects.json?limit=2&updated_at_min=", "updated_at_min"},
+			{"/web/redirects/count.json?path=", "path"},
+			{"/web/redirects.json?page_info=", "page_info"},
+			{"/admin/fulfillment_services.json?scope=", "scope"},
+		} {
+			r := e.Do("GET", c.path, nil).Expect(t, http.StatusBadRequest)
+			if errs, _ := r.JSON(t)["errors"].(map[string]any); errs[c.param] == nil {
+				t.Errorf("%s: 400 does not name %s: %s", c.path, c.param, r.Body)
+			}
+		}
+		e.Do("GET", "/web/redirects.json?limit=2", nil).Expect(t, http.StatusOK)
+	}, api.Redirects, api.FulfillmentServices)
 }

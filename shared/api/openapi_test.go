@@ -2989,7 +2989,7 @@ func (s *scenario) fulfillmentServices(t *testing.T) {
 	// list: the caller's, or every app's with scope=all
 	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "fulfillment_services", 2)
 	s.wantLen(s.do(demoToken, "GET", list+"?scope=current_client", nil, 200), "fulfillment_services", 2)
-	s.wantLen(s.do(demoToken, "GET", list+"?scope=", nil, 200), "fulfillment_services", 2)
+	s.do(demoToken, "GET", list+"?scope=", nil, 400)
 	s.wantLen(s.do(demoToken, "GET", list+"?scope=all", nil, 200), "fulfillment_services", 3)
 	s.wantLen(s.do(warehouseToken, "GET", list, nil, 200), "fulfillment_services", 1)
 	s.wantLen(s.do(warehouseToken, "GET", list+"?scope=all", nil, 200), "fulfillment_services", 3)

@@ -551,3 +551,19 @@ func TestFilters(t *testing.T) {
 		check(fmt.Sprintf("?blog_id=%d&status=published", newsBlog), c1)
 	}, group)
 }
+
+// The moderation actions take no body: nothing or any JSON object is
+// accepted; any other document is 400 and changes nothing.
+func TestActionBodies(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		c := create(t, e, article(t, e, newsBlog, "Bodies", "bodies"), nil)
+		for _, body := range []string{`[null,null]`, `null`, `"spam"`, `5`, `{`} {
+			e.Do("POST", path(c, "/spam"), body).Expect(t, 400)
+		}
+		if s := e.Do("GET", path(c, ""), nil).Expect(t, 200).Object(t, "comment")["status"]; s == "spam" {
+			t.Fatalf("a refused action changed the comment: %v", s)
+		}
+		e.Do("POST", path(c, "/spam"), `{"anything":[1]}`).Expect(t, 200)
+		e.Do("POST", path(c, "/not_spam"), "").Expect(t, 200)
+	}, group)
+}

@@ -44,6 +44,28 @@ func Decode(r *http.Request, wrapper string, dst any) error {
 	return DecodeObject(raw, dst)
 }
 
+// IgnoredBody reads the body of a route that takes none (the comment
+// actions): nothing or a JSON object, whatever it holds, is accepted; any
+// other document is 400, so that a client sending the wrong thing learns it.
+func IgnoredBody(r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return admin.Errorf(admin.EBADREQUEST, "the request body must be empty or a JSON object")
+	}
+	return nil
+}
+
 // DecodeObject unmarshals one JSON object, turning type mismatches into 422
 // errors that name the field.
 func DecodeObject(raw []byte, dst any) error {

@@ -37,7 +37,7 @@ const (
 // Input is the theme of a create or update body.
 type Input struct {
 	Name *string `json:"name"`
-	Src  *string `json:"src"`
+	Src  *string `json:"src" null:"refuse"`
 	Role *string `json:"role" null:"refuse"`
 }
 
@@ -78,7 +78,7 @@ type AssetInput struct {
 	Key        *string `json:"key"`
 	Value      *string `json:"value"`
 	Attachment *string `json:"attachment"`
-	Src        *string `json:"src"`
+	Src        *string `json:"src" null:"refuse"`
 	SourceKey  *string `json:"source_key"`
 }
 
