@@ -960,6 +960,20 @@ func TestOpenAPIValidator(t *testing.T) {
 	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"25 units","value_type":"integer"}`)
 	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":" ","value_type":"string"}`)
 	bad(ref("MetafieldInput"), `{"namespace":" ab ","key":"warehouse","value":"a","value_type":"string"}`)
+	ok(ref("MetafieldUpdate"), `{"value":"a"}`)
+	bad(ref("MetafieldUpdate"), `{"value":""}`)
+	bad(ref("MetafieldUpdate"), `{"value":" "}`)
+	// Dates the service refuses: years 0000 and 0001 (any offset must stay
+	// in 0001-9999), days a month does not have.
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":"2024-02-29"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"2023-02-29"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"3758-02-31"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"2024-04-31T10:00:00Z"}`)
+	dateFilter := map[string]any{"$ref": "#/components/parameters/UpdatedAtMin/schema"}
+	ok(dateFilter, `"2000-02-29"`)
+	bad(dateFilter, `"0000-01-01"`)
+	bad(dateFilter, `"1900-02-29"`)
+	bad(dateFilter, `"3758-02-31"`)
 	ok(ref("ArticleCreate"), `{"title":"a","published_at":"Thu Mar 24 15:45:47 UTC 2011"}`)
 	ok(ref("ArticleCreate"), `{"title":"a","published_at":"2024-03-11 10:00"}`)
 	ok(ref("ArticleCreate"), `{"title":"a","published_at":null,"tags":"a, b,c"}`)
