@@ -294,6 +294,7 @@ func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
 		hook := created("/admin/webhooks.json", "webhook", `{"webhook":{"topic":"orders/create","address":"https://hooks.example.com/a"}}`)
 		collection := created("/com/custom_collections.json", "custom_collection", `{"custom_collection":{"title":"B"}}`)
 		article := created(news+".json", "article", `{"article":{"title":"A"}}`)
+		service := created("/admin/fulfillment_services.json", "fulfillment_service", `{"fulfillment_service":{"name":"Nulls"}}`)
 		for _, c := range []struct{ path, body, field string }{
 			{page, `{"page":{"title":null}}`, "title"},
 			{page, `{"page":{"published":null}}`, "published"},
@@ -303,6 +304,10 @@ func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
 			{tag, `{"script_tag":{"display_scope":null}}`, "display_scope"},
 			{hook, `{"webhook":{"topic":null}}`, "topic"},
 			{article, `{"article":{"tags":null}}`, "tags"},
+			{page, `{"page":{"metafields":null}}`, "metafields"},
+			{"/com/variants/808950810.json", `{"variant":{"weight":null}}`, "weight"},
+			{"/com/variants/808950810.json", `{"variant":{"old_inventory_quantity":null}}`, "old_inventory_quantity"},
+			{service, `{"fulfillment_service":{"requires_shipping_method":null}}`, "requires_shipping_method"},
 		} {
 			fieldError(t, e.Do("PUT", c.path, c.body), c.field)
 		}

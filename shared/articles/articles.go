@@ -274,7 +274,7 @@ type Input struct {
 	Published      *bool                  `json:"published" null:"refuse"`
 	PublishedAt    json.RawMessage        `json:"published_at"`
 	Image          json.RawMessage        `json:"image"`
-	Metafields     []metafields.Input     `json:"metafields"`
+	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 
 // publish is what the input says about the published state, for publishing.Apply.

@@ -47,7 +47,7 @@ type Input struct {
 	Published      *bool                  `json:"published" null:"refuse"`
 	Image          json.RawMessage        `json:"image"`
 	Collects       []CollectInput         `json:"collects"`
-	Metafields     []metafields.Input     `json:"metafields"`
+	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 
 // CollectInput is a product to link on create.

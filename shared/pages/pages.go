@@ -45,7 +45,7 @@ type Input struct {
 	Author         *string                `json:"author"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published" null:"refuse"`
-	Metafields     []metafields.Input     `json:"metafields"`
+	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 
 const (

@@ -174,7 +174,7 @@ type Input struct {
 	BodyHTML       admin.Optional[string] `json:"body_html"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	SortOrder      *string                `json:"sort_order" null:"refuse"`
-	Disjunctive    *bool                  `json:"disjunctive"`
+	Disjunctive    *bool                  `json:"disjunctive" null:"refuse"`
 	Rules          json.RawMessage        `json:"rules"`
 	Published      *bool                  `json:"published" null:"refuse"`
 	Image          json.RawMessage        `json:"image"`
