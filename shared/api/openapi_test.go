@@ -1092,6 +1092,19 @@ func TestOpenAPIScenario(t *testing.T) {
 		s.checkBody("GET "+p, doc.schema("NotFoundError"), res, false)
 	}
 
+	// A parameter given empty is 400 naming it on every operation, before
+	// any work (so any id will do).
+	for _, op := range doc.ops {
+		if isPage(op) {
+			continue
+		}
+		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, "1")
+		res := s.do(demoToken, op.method, target+"?fields=", nil, http.StatusBadRequest)
+		if errs, _ := res.JSON(t)["errors"].(map[string]any); errs["fields"] == nil {
+			t.Errorf("%s %s?fields=: 400 does not name fields: %s", op.method, target, res.Body)
+		}
+	}
+
 	// With the demo app's bucket full, every operation is 429 with the
 	// documented body and headers, before any work.
 	s.t = t
