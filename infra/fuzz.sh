@@ -11,7 +11,8 @@
 #                        requests), each Go fuzz target for 2 min
 #
 # FUZZ_MAX_EXAMPLES, FUZZ_ROUNDS, FUZZ_SEED, FUZZ_GO_TIME and FUZZ_WORKERS
-# override the budget. A round is one schemathesis process: its memory grows
+# override the budget; FUZZ_CHECKS (default all) and FUZZ_EXCLUDE_CHECKS
+# (see below; empty runs every check) choose schemathesis' checks. A round is one schemathesis process: its memory grows
 # with the examples it keeps (about 1 GB at 100 per operation), so the long
 # run takes several rounds rather than one big one, and each is capped at
 # FUZZ_MEMORY_KB of address space (6 GiB) so that it fails, rather than
@@ -56,7 +57,7 @@ make --no-print-directory schemathesis-venv >/dev/null
 # parsing at once fail with "AST constructor recursion depth mismatch".
 st() (
 	ulimit -v "$memory_kb"
-	exec .cache/venv/bin/python -c '
+	SCHEMATHESIS_HOOKS=fuzz_hooks PYTHONPATH=infra exec .cache/venv/bin/python -c '
 import ast, sys, threading
 _parse, _lock = ast.parse, threading.Lock()
 def parse(*args, **kwargs):
@@ -150,10 +151,17 @@ include-path-regex = '^/com/countries/[{]country_id[}]/provinces(/count)?[.]json
 parameters = { "path.country_id" = $country }
 TOML
 
-checks=not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance
+# Every check but the two (positive and negative data) on which the document
+# and the service still disagree in places (issue 25, finding 10: metafield
+# namespace and key patterns, ASCII-only redirect paths and theme sources,
+# lengths the document caps below the service's, ids of the wrong type
+# ignored, a few cross-field rules); FUZZ_EXCLUDE_CHECKS= runs them too.
+# infra/fuzz_hooks.py drops the answers no schema can foresee.
+checks=${FUZZ_CHECKS:-all}
+exclude_checks=${FUZZ_EXCLUDE_CHECKS-positive_data_acceptance,negative_data_rejection}
 common=(
 	"$base/openapi.json" --url "$base"
-	--checks "$checks"
+	--checks "$checks" ${exclude_checks:+--exclude-checks "$exclude_checks"}
 	--max-examples "$max_examples"
 	--workers "$workers"
 	--generation-database none

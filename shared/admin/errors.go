@@ -21,6 +21,7 @@ const (
 	EFORBIDDEN    = "forbidden"    // missing scope or forbidden action: 403
 	ETOOLARGE     = "too_large"    // body over the size limit: 413
 	ETOOMANY      = "too_many"     // the app's call bucket is full: 429
+	EMETHOD       = "method"       // a known path, a method it does not serve: 405
 	EINTERNAL     = "internal"     // anything unexpected: 500, details logged only
 )
 
@@ -68,6 +69,10 @@ func ErrorCode(err error) string {
 
 // NotFound is the error for any unknown or inaccessible resource.
 var NotFound = &Error{Code: ENOTFOUND, Message: "Not Found"}
+
+// MethodNotAllowed is the error for a method a known path does not serve;
+// the router sets the Allow header beside it.
+var MethodNotAllowed = &Error{Code: EMETHOD, Message: "Method Not Allowed"}
 
 // Unauthorized is the error for a missing or unknown access token.
 var Unauthorized = &Error{Code: EUNAUTHORIZED, Message: "[API] Invalid API key or access token (unrecognized login or wrong password)"}

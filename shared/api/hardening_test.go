@@ -283,3 +283,101 @@ func TestControlCharactersAreRefused(t *testing.T) {
 		}
 	}, api.Redirects, api.Pages, api.Metafields, api.Customers)
 }
+
+// A served path asked with a method it is not served with is 405 JSON with
+// Allow; an unknown path stays 404, with any method.
+func TestWrongMethodIsNotAllowed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, c := range []struct{ method, path, allow string }{
+			{"PATCH", "/web/redirects.json", "GET, HEAD, POST"},
+			{"TRACE", "/web/redirects.json", "GET, HEAD, POST"},
+			{"OPTIONS", "/web/redirects.json", "GET, HEAD, POST"},
+			{"POST", "/web/redirects/1.json", "GET, HEAD, PUT, DELETE"},
+			{"PUT", "/web/comments/1/spam.json", "POST"},
+			// count is its GET route's path, though PUT and DELETE {id} match it too
+			{"PUT", "/web/redirects/count.json", "GET, HEAD"},
+			{"DELETE", "/web/redirects/count.json", "GET, HEAD"},
+			{"OPTIONS", "/web/redirects/count.json", "GET, HEAD"},
+		} {
+			r := e.Do(c.method, c.path, nil)
+			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != c.allow {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow %q", c.method, c.path, r.Status, r.Header.Get("Allow"), c.allow)
+			}
+			if got := r.JSON(t)["errors"]; got != "Method Not Allowed" {
+				t.Errorf("%s %s: errors %v", c.method, c.path, got)
+			}
+		}
+		for _, p := range []string{"/web/nothing.json", "/web/redirects/1/nothing.json"} {
+			if r := e.Do("PATCH", p, nil); r.Status != http.StatusNotFound || r.Header.Get("Allow") != "" {
+				t.Errorf("PATCH %s: %d, Allow %q; want 404", p, r.Status, r.Header.Get("Allow"))
+			}
+		}
+	}, api.Redirects, api.Blogs)
+}
+
+// A field the document allows a value of or nothing refuses null (422
+// naming it) rather than take it for absent; a nested one is named by its
+// path.
+func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		fieldError(t, e.Do("POST", "/com/custom_collections.json", `{"custom_collection":{"title":"A","sort_order":null}}`), "sort_order")
+		fieldError(t, e.Do("POST", "/com/smart_collections.json", `{"smart_collection":{"title":"A","sort_order":null,"rules":[{"column":"title","relation":"equals","condition":"a"}]}}`), "sort_order")
+		fieldError(t, e.Do("POST", "/com/products/632910392/variants.json", `{"variant":{"option1":"Null","weight_unit":null}}`), "weight_unit")
+		fieldError(t, e.Do("POST", "/web/themes.json", `{"theme":{"name":"Null","role":null}}`), "role")
+		fieldError(t, e.Do("POST", "/admin/fulfillment_services.json", `{"fulfillment_service":{"name":"Null","tracking_support":null}}`), "tracking_support")
+		fieldError(t, e.Do("POST", "/admin/metafields.json", `{"metafield":{"namespace":"n","key":"k","value":"v","value_type":null}}`), "value_type")
+		fieldError(t, e.Do("POST", "/web/pages.json", `{"page":{"title":"A","metafields":[{"namespace":"n","key":"k","value":"v","value_type":null}]}}`), "metafields.value_type")
+		// On an update, where null would have been taken for "unchanged".
+		created := func(path, wrapper, body string) string {
+			return fmt.Sprintf("%s/%d.json", strings.TrimSuffix(path, ".json"), idOf(e.Do("POST", path, body).Expect(t, 201).Object(t, wrapper)))
+		}
+		page := created("/web/pages.json", "page", `{"page":{"title":"A"}}`)
+		redirect := created("/web/redirects.json", "redirect", `{"redirect":{"path":"/null","target":"/b"}}`)
+		tag := created("/web/script_tags.json", "script_tag", `{"script_tag":{"event":"onload","src":"https://js.example.org/a.js"}}`)
+		hook := created("/admin/webhooks.json", "webhook", `{"webhook":{"topic":"orders/create","address":"https://hooks.example.com/a"}}`)
+		collection := created("/com/custom_collections.json", "custom_collection", `{"custom_collection":{"title":"B"}}`)
+		article := created(news+".json", "article", `{"article":{"title":"A"}}`)
+		service := created("/admin/fulfillment_services.json", "fulfillment_service", `{"fulfillment_service":{"name":"Nulls"}}`)
+		for _, c := range []struct{ path, body, field string }{
+			{page, `{"page":{"title":null}}`, "title"},
+			{page, `{"page":{"published":null}}`, "published"},
+			{collection, `{"custom_collection":{"title":null}}`, "title"},
+			{redirect, `{"redirect":{"target":null}}`, "target"},
+			{tag, `{"script_tag":{"src":null}}`, "src"},
+			{tag, `{"script_tag":{"display_scope":null}}`, "display_scope"},
+			{hook, `{"webhook":{"topic":null}}`, "topic"},
+			{article, `{"article":{"tags":null}}`, "tags"},
+			{page, `{"page":{"metafields":null}}`, "metafields"},
+			{"/com/variants/808950810.json", `{"variant":{"weight":null}}`, "weight"},
+			{"/com/variants/808950810.json", `{"variant":{"old_inventory_quantity":null}}`, "old_inventory_quantity"},
+			{service, `{"fulfillment_service":{"requires_shipping_method":null}}`, "requires_shipping_method"},
+		} {
+			fieldError(t, e.Do("PUT", c.path, c.body), c.field)
+		}
+		fieldError(t, e.Do("POST", "/web/themes.json", `{"theme":{"name":"A","src":null}}`), "src")
+		fieldError(t, e.Do("POST", "/com/countries.json", `{"country":{"code":"FR","weight_based_shipping_rates":null}}`), "weight_based_shipping_rates")
+		// Where the document allows null, it still means what it meant.
+		e.Do("POST", "/com/custom_collections.json", `{"custom_collection":{"title":"A","template_suffix":null}}`).Expect(t, 201)
+	}, api.Collections, api.Variants, api.Themes, api.FulfillmentServices, api.Metafields, api.Pages,
+		api.Redirects, api.ScriptTags, api.Webhooks, api.Blogs, api.Countries)
+}
+
+// A query parameter given with an empty value is 400 naming it, never taken
+// for absent (which would answer a list the client did not ask for).
+func TestEmptyQueryValuesAreRefused(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, c := range []struct{ path, param string }{
+			{"/web/redirects.json?limit=", "limit"},
+			{"/web/redirects.json?limit=2&updated_at_min=", "updated_at_min"},
+			{"/web/redirects/count.json?path=", "path"},
+			{"/web/redirects.json?page_info=", "page_info"},
+			{"/admin/fulfillment_services.json?scope=", "scope"},
+		} {
+			r := e.Do("GET", c.path, nil).Expect(t, http.StatusBadRequest)
+			if errs, _ := r.JSON(t)["errors"].(map[string]any); errs[c.param] == nil {
+				t.Errorf("%s: 400 does not name %s: %s", c.path, c.param, r.Body)
+			}
+		}
+		e.Do("GET", "/web/redirects.json?limit=2", nil).Expect(t, http.StatusOK)
+	}, api.Redirects, api.FulfillmentServices)
+}

@@ -964,6 +964,20 @@ func TestOpenAPIValidator(t *testing.T) {
 	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":"25 units","value_type":"integer"}`)
 	bad(ref("MetafieldInput"), `{"namespace":"inventory","key":"warehouse","value":" ","value_type":"string"}`)
 	bad(ref("MetafieldInput"), `{"namespace":" ab ","key":"warehouse","value":"a","value_type":"string"}`)
+	ok(ref("MetafieldUpdate"), `{"value":"a"}`)
+	bad(ref("MetafieldUpdate"), `{"value":""}`)
+	bad(ref("MetafieldUpdate"), `{"value":" "}`)
+	// Dates the service refuses: years 0000 and 0001 (any offset must stay
+	// in 0001-9999), days a month does not have.
+	ok(ref("ArticleCreate"), `{"title":"a","published_at":"2024-02-29"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"2023-02-29"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"3758-02-31"}`)
+	bad(ref("ArticleCreate"), `{"title":"a","published_at":"2024-04-31T10:00:00Z"}`)
+	dateFilter := map[string]any{"$ref": "#/components/parameters/UpdatedAtMin/schema"}
+	ok(dateFilter, `"2000-02-29"`)
+	bad(dateFilter, `"0000-01-01"`)
+	bad(dateFilter, `"1900-02-29"`)
+	bad(dateFilter, `"3758-02-31"`)
 	ok(ref("ArticleCreate"), `{"title":"a","published_at":"Thu Mar 24 15:45:47 UTC 2011"}`)
 	ok(ref("ArticleCreate"), `{"title":"a","published_at":"2024-03-11 10:00"}`)
 	ok(ref("ArticleCreate"), `{"title":"a","published_at":null,"tags":"a, b,c"}`)
@@ -1080,6 +1094,19 @@ func TestOpenAPIScenario(t *testing.T) {
 			t.Errorf("GET %s: status %d, want 404", p, res.Status)
 		}
 		s.checkBody("GET "+p, doc.schema("NotFoundError"), res, false)
+	}
+
+	// A parameter given empty is 400 naming it on every operation, before
+	// any work (so any id will do).
+	for _, op := range doc.ops {
+		if isPage(op) {
+			continue
+		}
+		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, "1")
+		res := s.do(demoToken, op.method, target+"?fields=", nil, http.StatusBadRequest)
+		if errs, _ := res.JSON(t)["errors"].(map[string]any); errs["fields"] == nil {
+			t.Errorf("%s %s?fields=: 400 does not name fields: %s", op.method, target, res.Body)
+		}
 	}
 
 	// With the demo app's bucket full, every operation is 429 with the
@@ -3008,7 +3035,7 @@ func (s *scenario) fulfillmentServices(t *testing.T) {
 	// list: the caller's, or every app's with scope=all
 	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "fulfillment_services", 2)
 	s.wantLen(s.do(demoToken, "GET", list+"?scope=current_client", nil, 200), "fulfillment_services", 2)
-	s.wantLen(s.do(demoToken, "GET", list+"?scope=", nil, 200), "fulfillment_services", 2)
+	s.do(demoToken, "GET", list+"?scope=", nil, 400)
 	s.wantLen(s.do(demoToken, "GET", list+"?scope=all", nil, 200), "fulfillment_services", 3)
 	s.wantLen(s.do(warehouseToken, "GET", list, nil, 200), "fulfillment_services", 1)
 	s.wantLen(s.do(warehouseToken, "GET", list+"?scope=all", nil, 200), "fulfillment_services", 3)

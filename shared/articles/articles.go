@@ -264,17 +264,17 @@ func sortNames(s []string) {
 
 // Input is the body of an article create or update.
 type Input struct {
-	Title          *string                `json:"title"`
+	Title          *string                `json:"title" null:"refuse"`
 	Handle         *string                `json:"handle"`
 	Author         *string                `json:"author"`
 	BodyHTML       *string                `json:"body_html"`
 	SummaryHTML    *string                `json:"summary_html"`
-	Tags           *string                `json:"tags"`
+	Tags           *string                `json:"tags" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	Published      *bool                  `json:"published"`
+	Published      *bool                  `json:"published" null:"refuse"`
 	PublishedAt    json.RawMessage        `json:"published_at"`
 	Image          json.RawMessage        `json:"image"`
-	Metafields     []metafields.Input     `json:"metafields"`
+	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 
 // publish is what the input says about the published state, for publishing.Apply.

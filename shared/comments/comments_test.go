@@ -269,7 +269,9 @@ func TestCreate(t *testing.T) {
 			e.DoAs(apitest.ReadOnlyToken, "POST", path(c, "/approve"), map[string]any{}).Expect(t, 403)
 			e.Do("GET", "/web/comments/999999.json", nil).Expect(t, 404)
 			e.Do("PUT", "/web/comments/999999.json", map[string]any{"comment": map[string]any{"author": "x"}}).Expect(t, 404)
-			e.Do("DELETE", path(c, ""), nil).Expect(t, 404)
+			if r := e.Do("DELETE", path(c, ""), nil).Expect(t, 405); r.Header.Get("Allow") != "GET, HEAD, PUT" {
+				t.Fatalf("comments are not deleted: Allow %q", r.Header.Get("Allow"))
+			}
 			if f := e.Do("GET", path(c, "")+"?fields=id,status", nil).Expect(t, 200).Object(t, "comment"); len(f) != 2 || f["status"] != "pending" {
 				t.Fatalf("fields %v", f)
 			}
@@ -549,5 +551,21 @@ func TestFilters(t *testing.T) {
 		}
 		check(fmt.Sprintf("?article_id=%d", a1), c1, c2)
 		check(fmt.Sprintf("?blog_id=%d&status=published", newsBlog), c1)
+	}, group)
+}
+
+// The moderation actions take no body: nothing or any JSON object is
+// accepted; any other document is 400 and changes nothing.
+func TestActionBodies(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		c := create(t, e, article(t, e, newsBlog, "Bodies", "bodies"), nil)
+		for _, body := range []string{`[null,null]`, `null`, `"spam"`, `5`, `{`} {
+			e.Do("POST", path(c, "/spam"), body).Expect(t, 400)
+		}
+		if s := e.Do("GET", path(c, ""), nil).Expect(t, 200).Object(t, "comment")["status"]; s == "spam" {
+			t.Fatalf("a refused action changed the comment: %v", s)
+		}
+		e.Do("POST", path(c, "/spam"), `{"anything":[1]}`).Expect(t, 200)
+		e.Do("POST", path(c, "/not_spam"), "").Expect(t, 200)
 	}, group)
 }

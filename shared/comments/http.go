@@ -156,6 +156,9 @@ func (h handler) act(op func(ctx context.Context, id int64) (Comment, error)) ht
 		if err != nil {
 			return err
 		}
+		if err := httpapi.IgnoredBody(r); err != nil {
+			return err
+		}
 		c, err := op(r.Context(), id)
 		if err != nil {
 			return err

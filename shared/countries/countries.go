@@ -33,7 +33,7 @@ type Input struct {
 	TaxName                      admin.Optional[string]            `json:"tax_name"`
 	Provinces                    []ProvinceInput                   `json:"provinces"`
 	PriceBasedShippingRates      admin.Optional[[]PriceRateInput]  `json:"price_based_shipping_rates"`
-	WeightBasedShippingRates     admin.Optional[[]WeightRateInput] `json:"weight_based_shipping_rates"`
+	WeightBasedShippingRates     admin.Optional[[]WeightRateInput] `json:"weight_based_shipping_rates" null:"refuse"`
 	CarrierShippingRateProviders admin.Optional[[]json.RawMessage] `json:"carrier_shipping_rate_providers"`
 }
 

@@ -39,15 +39,15 @@ const (
 
 // Input is the body of a custom collection create or update.
 type Input struct {
-	Title          *string                `json:"title"`
+	Title          *string                `json:"title" null:"refuse"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
-	SortOrder      *string                `json:"sort_order"`
+	SortOrder      *string                `json:"sort_order" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	Published      *bool                  `json:"published"`
+	Published      *bool                  `json:"published" null:"refuse"`
 	Image          json.RawMessage        `json:"image"`
 	Collects       []CollectInput         `json:"collects"`
-	Metafields     []metafields.Input     `json:"metafields"`
+	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 
 // CollectInput is a product to link on create.

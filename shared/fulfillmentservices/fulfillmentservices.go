@@ -111,10 +111,10 @@ func (s *Service) item(version int64) store.Item {
 type Input struct {
 	Name                   *string                `json:"name"`
 	CallbackURL            admin.Optional[string] `json:"callback_url"`
-	Format                 *string                `json:"format"`
-	InventoryManagement    *bool                  `json:"inventory_management"`
-	TrackingSupport        *bool                  `json:"tracking_support"`
-	RequiresShippingMethod *bool                  `json:"requires_shipping_method"`
+	Format                 *string                `json:"format" null:"refuse"`
+	InventoryManagement    *bool                  `json:"inventory_management" null:"refuse"`
+	TrackingSupport        *bool                  `json:"tracking_support" null:"refuse"`
+	RequiresShippingMethod *bool                  `json:"requires_shipping_method" null:"refuse"`
 	Credential1            admin.Optional[string] `json:"credential1"`
 	Credential2            admin.Optional[string] `json:"credential2"`
 }

@@ -26,6 +26,8 @@ func StatusOf(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case admin.ETOOMANY:
 		return http.StatusTooManyRequests
+	case admin.EMETHOD:
+		return http.StatusMethodNotAllowed
 	}
 	return http.StatusInternalServerError
 }

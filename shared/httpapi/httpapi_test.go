@@ -116,7 +116,13 @@ func TestRoutingConventions(t *testing.T) {
 	for _, p := range []string{"/web/things/12", "/web/things/12.xml", "/web/things/abc.json", "/web/things/0.json", "/web/things/012.json", "/web/nothing.json", "/other/things/1.json", "/"} {
 		expect(t, do(t, h, "GET", p, "writer-token", ""), 404, notFound)
 	}
-	expect(t, do(t, h, "DELETE", "/web/things/12.json", "writer-token", ""), 404, notFound)
+	// A served path with a method it is not served with: 405 naming those it is.
+	rec := do(t, h, "DELETE", "/web/things/12.json", "writer-token", "")
+	expect(t, rec, 405, `{"errors":"Method Not Allowed"}`)
+	if got := rec.Header().Get("Allow"); got != "GET, HEAD" {
+		t.Fatalf("Allow %q", got)
+	}
+	expect(t, do(t, h, "DELETE", "/web/nothing.json", "writer-token", ""), 404, notFound)
 }
 
 func TestAuthentication(t *testing.T) {

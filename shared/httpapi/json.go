@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -43,6 +44,28 @@ func Decode(r *http.Request, wrapper string, dst any) error {
 	return DecodeObject(raw, dst)
 }
 
+// IgnoredBody reads the body of a route that takes none (the comment
+// actions): nothing or a JSON object, whatever it holds, is accepted; any
+// other document is 400, so that a client sending the wrong thing learns it.
+func IgnoredBody(r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return admin.Errorf(admin.EBADREQUEST, "the request body must be empty or a JSON object")
+	}
+	return nil
+}
+
 // DecodeObject unmarshals one JSON object, turning type mismatches into 422
 // errors that name the field, and refuses control characters and broken
 // Unicode in its strings (checkText), also 422 naming the field.
@@ -56,7 +79,13 @@ func DecodeObject(raw []byte, dst any) error {
 	}
 	err := json.Unmarshal(raw, dst)
 	if err == nil {
-		return checkText(orig, dst)
+		if err := checkText(orig, dst); err != nil {
+			return err
+		}
+		if bytes.Contains(raw, []byte("null")) {
+			return refusedNull(raw, dst)
+		}
+		return nil
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
@@ -71,6 +100,65 @@ func DecodeObject(raw []byte, dst any) error {
 		return admin.Invalid(fieldErr.Field, fieldErr.Message)
 	}
 	return admin.Errorf(admin.EBADREQUEST, "malformed JSON in the request body: %s", syntaxMessage(err))
+}
+
+// NullTag marks an input field whose document allows a value or nothing,
+// never null (`null:"refuse"`): a pointer would take null for absent, and a
+// client would believe it had set the field. Null there is 422 naming the
+// field, as a value of the wrong type is.
+const NullTag = "null"
+
+// refusedNull finds a null given for a field tagged null:"refuse" in the
+// object raw decoded into dst (nested objects and arrays of them included).
+func refusedNull(raw []byte, dst any) error {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	return nullIn(reflect.TypeOf(dst), doc, "")
+}
+
+func nullIn(t reflect.Type, v any, path string) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice {
+			items, _ := v.([]any)
+			for _, item := range items {
+				if err := nullIn(t.Elem(), item, path); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		t = t.Elem()
+	}
+	obj, ok := v.(map[string]any)
+	if t.Kind() != reflect.Struct || !ok {
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		val, given := obj[name]
+		if !given {
+			continue
+		}
+		if path != "" {
+			name = path + "." + name
+		}
+		if val == nil {
+			if f.Tag.Get(NullTag) == "refuse" {
+				return admin.Invalid(name, "must be "+kindName(f.Type))
+			}
+			continue
+		}
+		if err := nullIn(f.Type, val, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FieldError lets a custom UnmarshalJSON reject a value with a message.

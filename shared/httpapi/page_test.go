@@ -44,7 +44,7 @@ func TestPageRoutesDoNotWeakenAuth(t *testing.T) {
 		{"GET", "/web/things/5.json", "", 401},
 		{"GET", "/web/things/5/page.json", "", 404},
 		{"GET", "/web/things/5/page.json", "writer-token", 404},
-		{"POST", "/web/things/5/page", "", 404},
+		{"POST", "/web/things/5/page", "", 405}, // with Allow: GET, HEAD
 		{"GET", "/web/things/5", "", 404},
 		{"GET", "/web/things/5/page/", "", 404},
 		{"GET", "/web/things//page", "", 404},

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,8 +72,9 @@ const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
 // Router serves a set of routes under the conventions.
 type Router struct {
 	mux      *http.ServeMux
-	pages    *http.ServeMux // nil when no route is a page
-	public   *http.ServeMux // the Public routes, matched before anything else
+	pages    *http.ServeMux      // nil when no route is a page
+	public   *http.ServeMux      // the Public routes, matched before anything else
+	whole    map[string][]string // methods of each path a route names without wildcards
 	identity Identity
 	limiter  ratelimit.Limiter
 	routes   []Route
@@ -86,7 +89,7 @@ type Router struct {
 // and every authenticated call spends one call of the app's bucket (a nil
 // limiter lets every call through).
 func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Router {
-	rt := &Router{mux: http.NewServeMux(), identity: identity, limiter: limiter, routes: routes}
+	rt := &Router{mux: http.NewServeMux(), whole: map[string][]string{}, identity: identity, limiter: limiter, routes: routes}
 	for i := range routes {
 		route := routes[i]
 		if route.Page {
@@ -95,7 +98,7 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			}
 			if rt.pages == nil {
 				rt.pages = http.NewServeMux()
-				rt.handle(rt.pages, "/", notFound)
+				rt.handle(rt.pages, "/", notServed(rt.pages))
 			}
 			rt.handle(rt.pages, route.Method+" "+route.Path, rt.wrapPage(&route))
 			continue
@@ -115,13 +118,18 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
 		rt.handle(rt.mux, route.Method+" "+pattern, rt.wrap(&route))
+		if !strings.Contains(pattern, "{") {
+			if route.Method == http.MethodGet {
+				rt.whole[pattern] = append(rt.whole[pattern], http.MethodGet, http.MethodHead)
+			} else {
+				rt.whole[pattern] = append(rt.whole[pattern], route.Method)
+			}
+		}
 	}
-	// Everything else, a known path with another method included, is 404.
-	rt.handle(rt.mux, "/", notFound)
+	// Everything else is 405 on a served path, 404 on an unknown one.
+	rt.handle(rt.mux, "/", notServed(rt.mux))
 	return rt
 }
-
-var notFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { Error(w, r, admin.NotFound) })
 
 // routed marks the handlers registered on the router's muxes, so that
 // matches can tell them from the answers ServeMux makes up itself.
@@ -147,6 +155,64 @@ func serve(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mux.ServeHTTP(w, r)
+}
+
+// methods are those a path may be served with; GET routes serve HEAD too.
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// notServed answers what no route of mux matched: 405 with Allow when the
+// path is served with other methods, 404 for an unknown path. Neither needs
+// a token, as an unknown path never did.
+func notServed(mux *http.ServeMux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); len(allow) > 0 {
+			notAllowed(w, r, allow)
+			return
+		}
+		Error(w, r, admin.NotFound)
+	}
+}
+
+func notAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	Error(w, r, admin.MethodNotAllowed)
+}
+
+// allowed returns the methods r's path is served with, asked of mux itself
+// so that wildcards match as they do for the routes. A path that a route
+// names whole (/web/redirects/count) is that route's alone: the methods of a
+// wildcard route that also matches it (/web/redirects/{id}) are not its own.
+func allowed(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	fewest := -1
+	for _, m := range methods {
+		probe := *r
+		probe.Method = m
+		h, pattern := mux.Handler(&probe)
+		if _, ok := h.(routed); !ok || pattern == "/" {
+			continue
+		}
+		switch n := strings.Count(pattern, "{"); {
+		case fewest == -1 || n < fewest:
+			allow, fewest = []string{m}, n
+		case n == fewest:
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// shadowed answers 405 when r's path is one a route names whole, but r
+// matched a wildcard route of another method (PUT /web/redirects/count
+// matches PUT /web/redirects/{id}, yet the path is GET's count). A map
+// lookup, so the routes served pay nothing for it.
+func (rt *Router) shadowed(w http.ResponseWriter, r *http.Request) bool {
+	allow, ok := rt.whole[r.URL.Path]
+	if !ok || slices.Contains(allow, r.Method) {
+		return false
+	}
+	notAllowed(w, r, allow)
+	return true
 }
 
 // Routes returns the routes served, for documentation and template checks.
@@ -189,6 +255,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	u.Path, u.RawPath = stripped, ""
 	r2.URL = &u
+	if rt.shadowed(w, r2) {
+		return
+	}
 	serve(rt.mux, w, r2)
 }
 
@@ -237,7 +306,8 @@ func (rt *Router) wrap(route *Route) http.Handler {
 					ctx = context.WithValue(ctx, identityCtxKey{}, rt.identity) // WritePaged signs with it
 				}
 				r = r.WithContext(ctx)
-				if r.Method == http.MethodGet {
+				err = refuseEmpty(r.URL.Query())
+				if err == nil && r.Method == http.MethodGet {
 					r, err = expandPageInfo(ctx, r, rt.identity)
 				}
 				if err == nil {
@@ -253,6 +323,22 @@ func (rt *Router) wrap(route *Route) http.Handler {
 				"route", route.Path, "duration", time.Since(start))
 		}
 	})
+}
+
+// refuseEmpty answers a query parameter given without a value (?limit=,
+// ?updated_at_min=) with 400 naming it: taking it for absent would list
+// what the client did not ask for, and no parameter has an empty meaning.
+func refuseEmpty(q url.Values) error {
+	first, found := "", false
+	for name, values := range q {
+		if slices.Contains(values, "") && (!found || name < first) {
+			first, found = name, true // the least name: the same answer every time
+		}
+	}
+	if !found {
+		return nil
+	}
+	return admin.BadParam(first, "must not be empty")
 }
 
 // wrapPublic serves a Public route: no token, no bucket, no body, and

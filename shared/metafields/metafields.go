@@ -39,10 +39,10 @@ type Metafield struct {
 
 // Input is a metafield as given inside a resource's metafields array.
 type Input struct {
-	Namespace   *string         `json:"namespace"`
-	Key         *string         `json:"key"`
+	Namespace   *string         `json:"namespace" null:"refuse"`
+	Key         *string         `json:"key" null:"refuse"`
 	Value       json.RawMessage `json:"value"`
-	ValueType   *string         `json:"value_type"`
+	ValueType   *string         `json:"value_type" null:"refuse"`
 	Description *string         `json:"description"`
 }
 

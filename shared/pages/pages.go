@@ -39,13 +39,13 @@ type Page struct {
 
 // Input is the writable part; pointers tell absent from given.
 type Input struct {
-	Title          *string                `json:"title"`
+	Title          *string                `json:"title" null:"refuse"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       *string                `json:"body_html"`
 	Author         *string                `json:"author"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	Published      *bool                  `json:"published"`
-	Metafields     []metafields.Input     `json:"metafields"`
+	Published      *bool                  `json:"published" null:"refuse"`
+	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 
 const (

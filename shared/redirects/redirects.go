@@ -22,8 +22,8 @@ type Redirect struct {
 
 // Input is the writable part; pointers tell absent from empty.
 type Input struct {
-	Path   *string `json:"path"`
-	Target *string `json:"target"`
+	Path   *string `json:"path" null:"refuse"`
+	Target *string `json:"target" null:"refuse"`
 }
 
 const (

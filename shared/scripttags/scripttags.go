@@ -30,9 +30,9 @@ type ScriptTag struct {
 
 // Input is the writable part; pointers tell absent from given.
 type Input struct {
-	Src          *string `json:"src"`
-	Event        *string `json:"event"`
-	DisplayScope *string `json:"display_scope"`
+	Src          *string `json:"src" null:"refuse"`
+	Event        *string `json:"event" null:"refuse"`
+	DisplayScope *string `json:"display_scope" null:"refuse"`
 }
 
 // DisplayScopes are the allowed display_scope values.

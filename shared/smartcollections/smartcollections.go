@@ -169,14 +169,14 @@ func (c *SmartCollection) Subject() events.Subject {
 
 // Input is the body of a smart collection create or update.
 type Input struct {
-	Title          *string                `json:"title"`
+	Title          *string                `json:"title" null:"refuse"`
 	Handle         *string                `json:"handle"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	SortOrder      *string                `json:"sort_order"`
-	Disjunctive    *bool                  `json:"disjunctive"`
+	SortOrder      *string                `json:"sort_order" null:"refuse"`
+	Disjunctive    *bool                  `json:"disjunctive" null:"refuse"`
 	Rules          json.RawMessage        `json:"rules"`
-	Published      *bool                  `json:"published"`
+	Published      *bool                  `json:"published" null:"refuse"`
 	Image          json.RawMessage        `json:"image"`
 }
 

@@ -37,8 +37,8 @@ const (
 // Input is the theme of a create or update body.
 type Input struct {
 	Name *string `json:"name"`
-	Src  *string `json:"src"`
-	Role *string `json:"role"`
+	Src  *string `json:"src" null:"refuse"`
+	Role *string `json:"role" null:"refuse"`
 }
 
 // valid checks an input; create requires a name.
@@ -75,11 +75,11 @@ func httpURL(s string) bool {
 
 // AssetInput is the asset of a PUT body: the key and one source.
 type AssetInput struct {
-	Key        *string `json:"key"`
-	Value      *string `json:"value"`
-	Attachment *string `json:"attachment"`
-	Src        *string `json:"src"`
-	SourceKey  *string `json:"source_key"`
+	Key        *string `json:"key" null:"refuse"`
+	Value      *string `json:"value" null:"refuse"`
+	Attachment *string `json:"attachment" null:"refuse"`
+	Src        *string `json:"src" null:"refuse"`
+	SourceKey  *string `json:"source_key" null:"refuse"`
 }
 
 // AssetAnswer is an asset as answered: metadata, its public address and,

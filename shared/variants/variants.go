@@ -40,20 +40,20 @@ type Input struct {
 	Barcode             admin.Optional[string]      `json:"barcode"`
 	Price               admin.Optional[admin.Money] `json:"price"`
 	CompareAtPrice      admin.Optional[admin.Money] `json:"compare_at_price"`
-	Grams               *int64                      `json:"grams"`
-	Weight              *float64                    `json:"weight"`
-	WeightUnit          *string                     `json:"weight_unit"`
-	Taxable             *bool                       `json:"taxable"`
-	RequiresShipping    *bool                       `json:"requires_shipping"`
-	FulfillmentService  *string                     `json:"fulfillment_service"`
+	Grams               *int64                      `json:"grams" null:"refuse"`
+	Weight              *float64                    `json:"weight" null:"refuse"`
+	WeightUnit          *string                     `json:"weight_unit" null:"refuse"`
+	Taxable             *bool                       `json:"taxable" null:"refuse"`
+	RequiresShipping    *bool                       `json:"requires_shipping" null:"refuse"`
+	FulfillmentService  *string                     `json:"fulfillment_service" null:"refuse"`
 	InventoryManagement admin.Optional[string]      `json:"inventory_management"`
-	InventoryPolicy     *string                     `json:"inventory_policy"`
+	InventoryPolicy     *string                     `json:"inventory_policy" null:"refuse"`
 	ImageID             admin.Optional[int64]       `json:"image_id"`
-	Position            *int                        `json:"position"`
-	Metafields          []metafields.Input          `json:"metafields"`
+	Position            *int                        `json:"position" null:"refuse"`
+	Metafields          []metafields.Input          `json:"metafields" null:"refuse"`
 
-	InventoryQuantity           *int64 `json:"inventory_quantity"`
-	OldInventoryQuantity        *int64 `json:"old_inventory_quantity"`
+	InventoryQuantity           *int64 `json:"inventory_quantity" null:"refuse"`
+	OldInventoryQuantity        *int64 `json:"old_inventory_quantity" null:"refuse"`
 	InventoryQuantityAdjustment *int64 `json:"inventory_quantity_adjustment"`
 }
 

@@ -258,9 +258,9 @@ func (w *Webhook) SubscribedBy(clock int64) bool { return w.Subscribed <= clock 
 
 // Input is the writable part; pointers tell absent from given.
 type Input struct {
-	Address             *string   `json:"address"`
-	Topic               *string   `json:"topic"`
-	Format              *string   `json:"format"`
+	Address             *string   `json:"address" null:"refuse"`
+	Topic               *string   `json:"topic" null:"refuse"`
+	Format              *string   `json:"format" null:"refuse"`
 	Fields              *[]string `json:"fields"`
 	MetafieldNamespaces *[]string `json:"metafield_namespaces"`
 }

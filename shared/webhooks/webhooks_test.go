@@ -141,7 +141,7 @@ func TestValidation(t *testing.T) {
 		}{
 			{map[string]any{}, `{"errors":{"address":["can't be blank"],"topic":["can't be blank"]}}`},
 			{ok(map[string]any{"topic": "  "}), `{"errors":{"topic":["can't be blank"]}}`},
-			{ok(map[string]any{"topic": nil}), `{"errors":{"topic":["can't be blank"]}}`},
+			{ok(map[string]any{"topic": nil}), `{"errors":{"topic":["must be a string"]}}`}, // null is refused as the document refuses it
 			{ok(map[string]any{"topic": "x"}), `{"errors":{"topic":["` + webhooks.InvalidTopicMessage("x") + `"]}}`},
 			{ok(map[string]any{"address": ""}), `{"errors":{"address":["can't be blank"]}}`},
 			{ok(map[string]any{"address": "ftp://example.com/h"}), invalid},
