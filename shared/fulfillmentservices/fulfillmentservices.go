@@ -43,10 +43,11 @@ const (
 	maxCredentialLen  = 255
 )
 
-// Service is the returned record. AppID (the owning app), Credential2 (the
+// FulfillmentService is the returned record (the operations are Service,
+// as in every resource package). AppID (the owning app), Credential2 (the
 // password, whose presence credential2_exists reports) and the timestamps
 // are stored but never part of a response.
-type Service struct {
+type FulfillmentService struct {
 	ID                     int64   `json:"id"`
 	Name                   string  `json:"name"`
 	Handle                 string  `json:"handle"`
@@ -70,7 +71,7 @@ type Service struct {
 
 // stored is the item's JSON: the service plus its hidden fields.
 type stored struct {
-	Service
+	FulfillmentService
 	AppID       int64      `json:"app_id"`
 	Credential2 string     `json:"credential2,omitempty"`
 	CreatedAt   admin.Time `json:"created_at"`
@@ -78,12 +79,12 @@ type stored struct {
 }
 
 // decode reads a service item, hidden fields included.
-func decode(it *store.Item) (Service, error) {
+func decode(it *store.Item) (FulfillmentService, error) {
 	var s stored
 	if err := records.Decode(it, &s); err != nil {
-		return Service{}, err
+		return FulfillmentService{}, err
 	}
-	out := s.Service
+	out := s.FulfillmentService
 	out.AppID, out.Credential2, out.CreatedAt, out.UpdatedAt = s.AppID, s.Credential2, s.CreatedAt, s.UpdatedAt
 	out.Credential2Exists = out.Credential2 != ""
 	return out, nil
@@ -94,14 +95,14 @@ func AppPartition(appID int64) string { return Partition + "#app#" + strconv.For
 
 func key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
 
-func (s *Service) item(version int64) store.Item {
+func (s *FulfillmentService) item(version int64) store.Item {
 	s.Credential2Exists = s.Credential2 != ""
 	return store.Item{
 		PK: Partition, SK: records.IDSK(s.ID),
 		GSI1PK: AppPartition(s.AppID), GSI1SK: records.IDSK(s.ID),
 		Version: version,
 		Data: records.Encode(stored{
-			Service: *s, AppID: s.AppID, Credential2: s.Credential2,
+			FulfillmentService: *s, AppID: s.AppID, Credential2: s.Credential2,
 			CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		}),
 	}
@@ -121,7 +122,7 @@ type Input struct {
 
 // apply validates in and merges it into s; create requires name and fills
 // the defaults. The rules that tie fields together are checked on the result.
-func (in *Input) apply(s *Service, create bool, refused func(string) bool) error {
+func (in *Input) apply(s *FulfillmentService, create bool, refused func(string) bool) error {
 	var v admin.Validation
 	v.RequiredText("name", in.Name, create, maxNameLen, &s.Name)
 	if (in.Name != nil || create) && !v.Has("name") {

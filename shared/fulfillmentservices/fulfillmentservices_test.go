@@ -310,7 +310,7 @@ func TestExportedReads(t *testing.T) {
 		}
 		b, _ := json.Marshal(all[0])
 		if strings.Contains(string(b), "app_id") || strings.Contains(string(b), "credential2\"") {
-			t.Fatalf("Service JSON shows hidden fields: %s", b)
+			t.Fatalf("FulfillmentService JSON shows hidden fields: %s", b)
 		}
 
 		if err := fulfillmentservices.DeleteAllOfApp(ctx, st, otherAppID); err != nil {
@@ -342,7 +342,7 @@ func optional(s string) admin.Optional[string] { return admin.Optional[string]{S
 // The rules of a fulfillment service, without HTTP or a store: validation
 // fails before anything is read or written.
 func TestServiceRules(t *testing.T) {
-	s := fulfillmentservices.Services{Deps: &platform.Deps{Outbound: outbound.New(false)}}
+	s := fulfillmentservices.Service{Deps: &platform.Deps{Outbound: outbound.New(false)}}
 	ctx := admin.WithApp(t.Context(), &admin.App{ID: 1})
 	yes := true
 	for _, c := range []struct {

@@ -9,11 +9,11 @@ import (
 	"github.com/storeadmin/adminapi/shared/platform"
 )
 
-type handler struct{ Services }
+type handler struct{ Service }
 
 // Routes returns the fulfillment service endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Services{d}}
+	h := handler{Service{d}}
 	s := admin.ScopeFulfillments
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/fulfillment_services.json", Scope: s, Handler: h.list},

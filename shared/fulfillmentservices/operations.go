@@ -11,19 +11,20 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Services holds the fulfillment service operations: plain functions of a
-// context and typed input, used by the handlers (the record is Service).
+// Service holds the fulfillment service operations: plain functions of a
+// context and typed input, used by the handlers (the record is
+// FulfillmentService).
 // Writes are the calling app's (admin.AppFrom); the functions below them
 // (Lookup, All, OfApp, DeleteAllOfApp) serve the provider polls and app
 // uninstall.
-type Services struct{ *platform.Deps }
+type Service struct{ *platform.Deps }
 
 // Filter is the list's scope: every app's services, or the caller's.
 type Filter struct{ All bool }
 
 // List returns the services in id order: the caller's (one Query of GSI1),
 // or with All every app's (one Query of the partition).
-func (s Services) List(ctx context.Context, f Filter) ([]Service, error) {
+func (s Service) List(ctx context.Context, f Filter) ([]FulfillmentService, error) {
 	if f.All {
 		return All(ctx, s.Store)
 	}
@@ -31,15 +32,15 @@ func (s Services) List(ctx context.Context, f Filter) ([]Service, error) {
 }
 
 // Get returns one service of any app.
-func (s Services) Get(ctx context.Context, id int64) (*Service, error) {
+func (s Service) Get(ctx context.Context, id int64) (*FulfillmentService, error) {
 	return Lookup(ctx, s.Store, id)
 }
 
 // Create registers a service for the calling app; its handle, unique in the
 // shop, is claimed in the same transaction (handles.Create).
-func (s Services) Create(ctx context.Context, in *Input) (Service, error) {
+func (s Service) Create(ctx context.Context, in *Input) (FulfillmentService, error) {
 	now := admin.Now()
-	svc := Service{AppID: admin.AppFrom(ctx).ID, CreatedAt: now, UpdatedAt: now}
+	svc := FulfillmentService{AppID: admin.AppFrom(ctx).ID, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(&svc, true, s.Outbound.Refuses); err != nil {
 		return svc, err
 	}
@@ -52,9 +53,9 @@ func (s Services) Create(ctx context.Context, in *Input) (Service, error) {
 
 // Update changes one of the calling app's services; another app's is
 // admin.NotFound.
-func (s Services) Update(ctx context.Context, id int64, in *Input) (Service, error) {
+func (s Service) Update(ctx context.Context, id int64, in *Input) (FulfillmentService, error) {
 	appID := admin.AppFrom(ctx).ID
-	var svc Service
+	var svc FulfillmentService
 	err := records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
 		var err error
 		if svc, err = decode(it); err != nil {
@@ -74,7 +75,7 @@ func (s Services) Update(ctx context.Context, id int64, in *Input) (Service, err
 
 // Delete removes one of the calling app's services with its handle; another
 // app's is admin.NotFound.
-func (s Services) Delete(ctx context.Context, id int64) error {
+func (s Service) Delete(ctx context.Context, id int64) error {
 	appID := admin.AppFrom(ctx).ID
 	return records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
 		svc, err := decode(it)
@@ -90,7 +91,7 @@ func (s Services) Delete(ctx context.Context, id int64) error {
 
 // Lookup reads one service of any app, AppID and Credential2 filled; an
 // unknown id is admin.NotFound.
-func Lookup(ctx context.Context, st store.Store, id int64) (*Service, error) {
+func Lookup(ctx context.Context, st store.Store, id int64) (*FulfillmentService, error) {
 	it, err := st.Get(ctx, key(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, admin.NotFound
@@ -107,18 +108,18 @@ func Lookup(ctx context.Context, st store.Store, id int64) (*Service, error) {
 
 // All returns every app's services in id order, AppID and Credential2
 // filled: one Query of the partition, paged.
-func All(ctx context.Context, st store.Store) ([]Service, error) {
+func All(ctx context.Context, st store.Store) ([]FulfillmentService, error) {
 	return query(ctx, st, store.Query{PK: Partition})
 }
 
 // OfApp returns one app's services in id order: one Query of GSI1, paged.
-func OfApp(ctx context.Context, st store.Store, appID int64) ([]Service, error) {
+func OfApp(ctx context.Context, st store.Store, appID int64) ([]FulfillmentService, error) {
 	return query(ctx, st, store.Query{Index: store.GSI1, PK: AppPartition(appID)})
 }
 
-func query(ctx context.Context, st store.Store, q store.Query) ([]Service, error) {
+func query(ctx context.Context, st store.Store, q store.Query) ([]FulfillmentService, error) {
 	q.Limit = 500
-	out := []Service{}
+	out := []FulfillmentService{}
 	err := records.Each(ctx, st, q, func(it *store.Item) error {
 		s, err := decode(it)
 		out = append(out, s)
@@ -132,7 +133,7 @@ func query(ctx context.Context, st store.Store, q store.Query) ([]Service, error
 
 // deleteOps are the writes deleting a service read at version: the record
 // (if unchanged) and its handle.
-func deleteOps(s *Service, version int64) []store.Op {
+func deleteOps(s *FulfillmentService, version int64) []store.Op {
 	return []store.Op{
 		store.Delete(key(s.ID), store.IfVersion, version),
 		handles.Release(HandleNamespace, s.Handle),

@@ -38,7 +38,7 @@ func RunJobs(ctx context.Context, d *platform.Deps) Summary {
 	var t tally
 	var (
 		shop *admin.Shop
-		svcs []fulfillmentservices.Service
+		svcs []fulfillmentservices.FulfillmentService
 	)
 	for page := 0; page < jobPages; page++ {
 		items, _, err := d.Store.Query(ctx, store.Query{PK: variants.StockJobPartition, Limit: jobPage})
@@ -50,7 +50,7 @@ func RunJobs(ctx context.Context, d *platform.Deps) Summary {
 			break
 		}
 		if shop == nil {
-			if shop, svcs, err = setup(ctx, d, func(s *fulfillmentservices.Service) bool { return s.InventoryManagement }); err != nil {
+			if shop, svcs, err = setup(ctx, d, func(s *fulfillmentservices.FulfillmentService) bool { return s.InventoryManagement }); err != nil {
 				t.fail(ctx, job, "(all services)", err)
 				break
 			}
@@ -78,7 +78,7 @@ func RunJobs(ctx context.Context, d *platform.Deps) Summary {
 }
 
 // runJob runs one marker's job and deletes the marker as read.
-func runJob(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fulfillmentservices.Service, it *store.Item, t *tally) {
+func runJob(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fulfillmentservices.FulfillmentService, it *store.Item, t *tally) {
 	const job = "fetch_stock (one SKU)"
 	id, err := records.ParseIDSK(it.SK)
 	if err == nil {

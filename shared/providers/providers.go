@@ -170,7 +170,7 @@ func providerError(format string, args ...any) error {
 
 // call makes one GET <callback_url>/<action>.<format>?<query> and returns
 // the answer's body: 2xx within outbound's limits and MaxAnswer bytes.
-func call(ctx context.Context, d *platform.Deps, svc *fulfillmentservices.Service, action string, query url.Values) ([]byte, error) {
+func call(ctx context.Context, d *platform.Deps, svc *fulfillmentservices.FulfillmentService, action string, query url.Values) ([]byte, error) {
 	if svc.CallbackURL == nil {
 		return nil, providerError("no callback_url")
 	}
@@ -215,7 +215,7 @@ func describe(err error) string {
 }
 
 // each runs fn for every service, at most Concurrency at a time, and waits.
-func each(svcs []fulfillmentservices.Service, fn func(svc *fulfillmentservices.Service)) {
+func each(svcs []fulfillmentservices.FulfillmentService, fn func(svc *fulfillmentservices.FulfillmentService)) {
 	sem := make(chan struct{}, Concurrency)
 	var wg sync.WaitGroup
 	for i := range svcs {

@@ -36,13 +36,13 @@ const maxStock = 1_000_000_000
 func FetchStock(ctx context.Context, d *platform.Deps) Summary {
 	const job = "fetch_stock"
 	var t tally
-	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.Service) bool { return s.InventoryManagement })
+	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.FulfillmentService) bool { return s.InventoryManagement })
 	if err != nil {
 		t.fail(ctx, job, "(all services)", err)
 		return t.done(ctx, job)
 	}
 	ctx = admin.WithShop(ctx, shop)
-	each(svcs, func(svc *fulfillmentservices.Service) {
+	each(svcs, func(svc *fulfillmentservices.FulfillmentService) {
 		t.add(func(s *Summary) { s.Providers++ })
 		body, err := call(ctx, d, svc, job, url.Values{"shop": {shop.Domain}})
 		if err != nil {
@@ -90,7 +90,7 @@ func FetchStock(ctx context.Context, d *platform.Deps) Summary {
 // request and is no error; a failed request or an unreadable answer is
 // (ProviderError reports it).
 func FetchStockOne(ctx context.Context, d *platform.Deps, variantID int64) error {
-	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.Service) bool { return s.InventoryManagement })
+	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.FulfillmentService) bool { return s.InventoryManagement })
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func FetchStockOne(ctx context.Context, d *platform.Deps, variantID int64) error
 
 // stockOne is FetchStockOne with the shop and the services read; it
 // reports whether it asked a provider and whether the level changed.
-func stockOne(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fulfillmentservices.Service, variantID int64) (asked, changed bool, err error) {
+func stockOne(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fulfillmentservices.FulfillmentService, variantID int64) (asked, changed bool, err error) {
 	it, err := d.Store.Get(ctx, catalog.VariantKey(variantID))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, false, nil
@@ -115,7 +115,7 @@ func stockOne(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fu
 	if v.InventoryManagement == nil || v.SKU == "" {
 		return false, false, nil
 	}
-	i := slices.IndexFunc(svcs, func(s fulfillmentservices.Service) bool { return s.Handle == *v.InventoryManagement })
+	i := slices.IndexFunc(svcs, func(s fulfillmentservices.FulfillmentService) bool { return s.Handle == *v.InventoryManagement })
 	if i < 0 {
 		return false, false, nil
 	}
@@ -141,7 +141,7 @@ func stockOne(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fu
 
 // setup reads the shop and the services keep accepts that have a
 // callback_url.
-func setup(ctx context.Context, d *platform.Deps, keep func(*fulfillmentservices.Service) bool) (*admin.Shop, []fulfillmentservices.Service, error) {
+func setup(ctx context.Context, d *platform.Deps, keep func(*fulfillmentservices.FulfillmentService) bool) (*admin.Shop, []fulfillmentservices.FulfillmentService, error) {
 	shop, err := loadShop(ctx, d)
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +150,7 @@ func setup(ctx context.Context, d *platform.Deps, keep func(*fulfillmentservices
 	if err != nil {
 		return nil, nil, fmt.Errorf("providers: reading the services: %w", err)
 	}
-	svcs := slices.DeleteFunc(all, func(s fulfillmentservices.Service) bool { return s.CallbackURL == nil || !keep(&s) })
+	svcs := slices.DeleteFunc(all, func(s fulfillmentservices.FulfillmentService) bool { return s.CallbackURL == nil || !keep(&s) })
 	return shop, svcs, nil
 }
 

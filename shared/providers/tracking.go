@@ -46,13 +46,13 @@ const (
 func FetchTrackingNumbers(ctx context.Context, d *platform.Deps) Summary {
 	const job = "fetch_tracking_numbers"
 	var t tally
-	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.Service) bool { return s.TrackingSupport })
+	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.FulfillmentService) bool { return s.TrackingSupport })
 	if err != nil {
 		t.fail(ctx, job, "(all services)", err)
 		return t.done(ctx, job)
 	}
 	ctx = admin.WithShop(ctx, shop)
-	each(svcs, func(svc *fulfillmentservices.Service) {
+	each(svcs, func(svc *fulfillmentservices.FulfillmentService) {
 		pending, err := untracked(ctx, d.Store, svc.Handle)
 		if err != nil {
 			t.fail(ctx, job, svc.Handle, err)
@@ -174,7 +174,7 @@ func untracked(ctx context.Context, st store.Store, handle string) ([]pendingOrd
 // version read, with an Order update event by the service and the
 // fulfillments/update notification carrying the fulfillment, in one
 // transaction. It reports whether it wrote.
-func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulfillmentservices.Service, number string) (bool, error) {
+func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulfillmentservices.FulfillmentService, number string) (bool, error) {
 	wrote := false
 	err := records.Retry(ctx, func() (bool, error) {
 		it, err := d.Store.Get(ctx, k)
