@@ -58,6 +58,7 @@ type Group struct {
 	Routes func(*platform.Deps) []httpapi.Route
 }
 
+// The groups, one per Lambda function.
 var (
 	Redirects           = Group{"redirects", redirects.Routes}
 	ScriptTags          = Group{"script-tags", scripttags.Routes}
@@ -101,13 +102,13 @@ func webhookRoutes(d *platform.Deps) []httpapi.Route {
 	return append(routes, apipermissions.Routes(d)...)
 }
 
-// blogRoutes are the routes of the blogs group: articles and their comments.
 // customerRoutes are the routes of the customers group: a customer's
 // addresses (§4.12) and the customer saved searches (§4.11).
 func customerRoutes(d *platform.Deps) []httpapi.Route {
 	return append(addresses.Routes(d), savedsearches.Routes(d)...)
 }
 
+// blogRoutes are the routes of the blogs group: articles and their comments.
 func blogRoutes(d *platform.Deps) []httpapi.Route {
 	return append(articles.Routes(d), comments.Routes(d)...)
 }
@@ -199,8 +200,8 @@ func baseURL(configured string) func(*http.Request) string {
 	}
 }
 
-// Open sets up logging, opens the configured store and queue, and wires
-// smart collection membership to variant changes (Deps.ProductChanged).
+// Open sets up logging and metrics, opens the configured store and queues,
+// builds the deps (NewDeps) and picks the configured rate limiter.
 func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
 	metrics.SetNamespace(cfg.MetricsNamespace)
