@@ -1,0 +1,70 @@
+package apipermissions
+
+import (
+	"context"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/charges"
+	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/scripttags"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/webhooks"
+)
+
+// Service holds the uninstall operation: a plain function of a context,
+// used by the handler.
+type Service struct{ *platform.Deps }
+
+// Uninstall uninstalls the calling app (in ctx). The uninstall itself is one
+// transaction: the token deleted on condition that it is still there, with
+// the app/uninstalled notification and its outbox marker. Concurrent
+// uninstalls with one token are decided by the store: one commits, the
+// others fail the condition and are 401, as any call with a revoked token,
+// so the app is notified once. The notification carries copies of the
+// app's app/uninstalled webhooks, which are deleted next, so that its
+// fan-out finds them however late it runs. The app record stays, to sign
+// the delivery; a seed load writes a token only with a new app record, so
+// a restart or re-import never gives the token back (shared/seed).
+func (s Service) Uninstall(ctx context.Context) error {
+	d := s.Deps
+	app, shop := admin.AppFrom(ctx), admin.ShopFrom(ctx)
+
+	subs, err := webhooks.Subscribers(ctx, d.Store, Topic)
+	if err != nil {
+		return err
+	}
+	var mine []webhooks.Webhook
+	for i := range subs {
+		if subs[i].AppID == app.ID {
+			mine = append(mine, subs[i])
+		}
+	}
+	ops := []store.Op{store.Delete(auth.TokenKey(app.TokenHash), store.IfPresent, 0)}
+	if len(mine) > 0 {
+		nops, err := outbox.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
+		if err != nil {
+			return err
+		}
+		ops = append(ops, nops...)
+	}
+	if err := d.Store.Transact(ctx, ops...); err != nil {
+		if store.FailedOp(err) == 0 {
+			return admin.Unauthorized // another uninstall revoked the token first
+		}
+		return err
+	}
+	// The app's things go after the token: nobody can use them any more.
+	if err := scripttags.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
+		return err
+	}
+	if err := webhooks.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
+		return err
+	}
+	if err := fulfillmentservices.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
+		return err
+	}
+	return charges.Service{Deps: d}.CancelActive(ctx, app.ID)
+}
