@@ -1,7 +1,7 @@
-// Command fetch-tracking-numbers is the hourly fetch_tracking_numbers
-// (§4.1, part 8): on an EventBridge schedule it asks every fulfillment
-// service with tracking_support for the tracking numbers of its completed
-// fulfillments that have none yet (providers.FetchTrackingNumbers) and
+// Command fetch-tracking-numbers is the hourly fetch_tracking_numbers (the
+// Fulfillment services operations, part 8): on an EventBridge schedule it asks
+// every fulfillment service with tracking_support for the tracking numbers of its
+// completed fulfillments that have none yet (providers.FetchTrackingNumbers) and
 // returns the run's summary.
 package main
 

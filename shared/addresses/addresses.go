@@ -1,5 +1,6 @@
 // Package addresses serves a customer's addresses under /com/customers
-// (spec §2.12, §4.12).
+// (docs/openapi.yaml: schema CustomerAddress, the Customers (addresses)
+// operations).
 //
 // Items: an address at customer#<customer id>#address/<id> (the seed's
 // partition, counted in count#customer#<customer id>#address), and the

@@ -102,8 +102,9 @@ func webhookRoutes(d *platform.Deps) []httpapi.Route {
 	return append(routes, apipermissions.Routes(d)...)
 }
 
-// customerRoutes are the routes of the customers group: a customer's
-// addresses (§4.12) and the customer saved searches (§4.11).
+// customerRoutes are the routes of the customers group: a customer's addresses
+// (the Customers (addresses) operations) and the customer saved searches (the
+// Customers (saved searches) operations).
 func customerRoutes(d *platform.Deps) []httpapi.Route {
 	return append(addresses.Routes(d), savedsearches.Routes(d)...)
 }
@@ -113,11 +114,11 @@ func blogRoutes(d *platform.Deps) []httpapi.Route {
 	return append(articles.Routes(d), comments.Routes(d)...)
 }
 
-// metafieldRoutes are the routes of the metafields group: §4.5 on both
-// roots and the nested paths of every owner. Each owner's existence is
-// checked through the owner package's own read (the owners import
-// metafields for their inputs, so it cannot import them); the seeded
-// customers and orders through their partitions in shared/parents.
+// metafieldRoutes are the routes of the metafields group: the Metafields
+// operations on both roots and the nested paths of every owner. Each owner's
+// existence is checked through the owner package's own read (the owners import
+// metafields for their inputs, so it cannot import them); the seeded customers and
+// orders through their partitions in shared/parents.
 func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 	none := func(err error) (int64, error) { return 0, err }
 	seeded := func(partition string) metafields.Lookup {

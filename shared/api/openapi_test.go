@@ -2080,7 +2080,7 @@ func (s *scenario) comments(t *testing.T, blog, other, a1, a3, a4 int64) int {
 	s.do(noToken, "PUT", one(c1), M{"comment": M{"body": "x"}}, 401)
 	s.do(roToken, "PUT", one(c1), M{"comment": M{"body": "x"}}, 403)
 
-	// moderation (§3.1): each action answers the comment unwrapped
+	// moderation (schema CommentStatus): each action answers the comment unwrapped
 	status := func(res *apitest.Response, want string) {
 		t.Helper()
 		if res.Status == 200 {

@@ -1,4 +1,5 @@
-// Package articles serves the articles of blogs (spec §2.8, §4.8).
+// Package articles serves the articles of blogs (docs/openapi.yaml: schema
+// Article, the Articles operations).
 //
 // Items:
 //   - article/<id>, GSI1 blog#<blog id>#article/<id>: a blog's articles in id
@@ -37,7 +38,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Article is the returned record (§2.8).
+// Article is the returned record (schema Article).
 type Article struct {
 	ID             int64         `json:"id"`
 	BlogID         int64         `json:"blog_id"`
@@ -135,8 +136,8 @@ func (a *Article) Subject(blog *Blog) events.Subject {
 	return events.Subject{Type: events.Article, ID: a.ID, Path: "/blogs/" + blog.Handle + "/" + a.Handle, Label: a.Title}
 }
 
-// Filter is the list and count filters of §4.8: a handle, a tag, an
-// author and the publishing filters.
+// Filter is the list and count filters of the Articles operations: a handle, a
+// tag, an author and the publishing filters.
 type Filter struct {
 	Handle, Tag, Author string
 	publishing.Filter

@@ -30,7 +30,7 @@ const (
 	OrderPartition   = "variantorder"
 	// InventoryNum is the atomic number holding a variant's stock level.
 	InventoryNum = "inventory_quantity"
-	// MaxVariants is the limit of §2.17 and part 8.
+	// MaxVariants is the limit of schema Variant and part 8.
 	MaxVariants = 100
 )
 
@@ -87,7 +87,7 @@ func DecodeProduct(it *store.Item) (*Product, error) {
 	return productOf(id, raw), nil
 }
 
-// Variant is the stored and returned variant (§2.17). Position is not
+// Variant is the stored and returned variant (schema Variant). Position is not
 // stored: it comes from the product's variant order.
 type Variant struct {
 	ID                   int64        `json:"id"`

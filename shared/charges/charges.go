@@ -1,5 +1,6 @@
-// Package charges serves /admin/recurring_application_charges (spec §2.10,
-// §3.3, §4.10) and the shop owner's confirmation page.
+// Package charges serves /admin/recurring_application_charges (docs/openapi.yaml:
+// schema RecurringApplicationCharge, schema RecurringApplicationChargeStatus, the
+// Billing operations) and the shop owner's confirmation page.
 //
 // A charge belongs to the app that created it, so the app is part of the
 // partition: charge#app#<app id>/<id>, and another app's id is absent
@@ -29,8 +30,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Statuses (§3.3; "active" and "cancelled" where the spec says activated
-// and cancelled without naming the value).
+// Statuses (schema RecurringApplicationChargeStatus; "active" and "cancelled"
+// where the spec says activated and cancelled without naming the value).
 const (
 	StatusPending   = "pending"
 	StatusAccepted  = "accepted"
@@ -56,8 +57,8 @@ const (
 	MaxPrice = admin.Money(10_000_00)
 )
 
-// Charge is the stored record. Secret is the random part of the
-// confirmation page's path; it is stored because §2.10 returns the
+// Charge is the stored record. Secret is the random part of the confirmation
+// page's path; it is stored because schema RecurringApplicationCharge returns the
 // confirmation_url for every pending charge, and never shown otherwise.
 type Charge struct {
 	ID          int64       `json:"id"`

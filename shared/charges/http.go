@@ -79,7 +79,8 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 	return h.write(w, r, http.StatusCreated, &c, nil)
 }
 
-// activate takes no input: the body (the accepted charge, §4.10) is not read.
+// activate takes no input: the body (the accepted charge, the Billing operations)
+// is not read.
 func (h handler) activate(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id, err := httpapi.ParseID(r, "id")

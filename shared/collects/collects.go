@@ -1,7 +1,7 @@
-// Package collects serves /com/collects (spec §2.3, §4.3): the links of
-// products to custom collections. It also owns the collect item layout,
-// which the custom collections endpoints use to link products on create and
-// to remove a deleted collection's links.
+// Package collects serves /com/collects (docs/openapi.yaml: schema Collect, the
+// Collects operations): the links of products to custom collections. It also owns
+// the collect item layout, which the custom collections endpoints use to link
+// products on create and to remove a deleted collection's links.
 //
 // Items:
 //   - collect/<id>, GSI1 collection#<collection id>#collect/<id> (a
@@ -79,8 +79,8 @@ func guardPartition(collectionID int64) string {
 	return "collect#guard#" + strconv.FormatInt(collectionID, 10)
 }
 
-// Filter is the list and count filters of §4.3: a product's collects, a
-// collection's, or the one of both (0: not given).
+// Filter is the list and count filters of the Collects operations: a product's
+// collects, a collection's, or the one of both (0: not given).
 type Filter struct{ ProductID, CollectionID int64 }
 
 // fromMember is a smart collection membership shown as a read-only collect.
@@ -99,7 +99,7 @@ func fromMembers(ms []smartcollections.Member) []Collect {
 	return out
 }
 
-// SortValue is a position zero-padded to 10 digits (§2.3).
+// SortValue is a position zero-padded to 10 digits (schema Collect).
 func SortValue(position int64) string { return fmt.Sprintf("%010d", position) }
 
 // New is a collect of a product in a collection at a position.

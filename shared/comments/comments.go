@@ -1,17 +1,17 @@
-// Package comments serves /web/comments (spec §2.9, §3.1, §4.9).
+// Package comments serves /web/comments (docs/openapi.yaml: schema Comment, schema
+// CommentStatus, the Comments operations).
 //
 // Items: comment/<id>, indexed by GSI1 article#<article id>#comment and GSI2
 // blog#<blog id>#comment so that the article_id and blog_id filters read only
-// their own comments; each of the three partitions has a sharded counter.
-// Index entries (records.Entry, copies written in the comment's transaction)
-// list each comment again under comment#status=<status> and, unless
-// published, comment#published=false, both counted: the status and
-// published_status filters read only their matches and count in O(1); and
-// under comment#by:updated_at and comment#by:published_at, ordered by those
-// times for their ranges. created_at is the id's second, so its ranges are
-// id ranges.
-// Creating a comment writes a Comment event in the same transaction; the
-// moderation actions (§3.1) are optimistic updates of the comment.
+// their own comments; each of the three partitions has a sharded counter. Index
+// entries (records.Entry, copies written in the comment's transaction) list each
+// comment again under comment#status=<status> and, unless published,
+// comment#published=false, both counted: the status and published_status filters
+// read only their matches and count in O(1); and under comment#by:updated_at and
+// comment#by:published_at, ordered by those times for their ranges. created_at is
+// the id's second, so its ranges are id ranges. Creating a comment writes a
+// Comment event in the same transaction; the moderation actions (schema
+// CommentStatus) are optimistic updates of the comment.
 package comments
 
 import (
@@ -48,7 +48,7 @@ type Comment struct {
 	UpdatedAt   admin.Time `json:"updated_at"`
 }
 
-// Statuses of §3.1.
+// Statuses of schema CommentStatus.
 const (
 	StatusPending    = "pending"
 	StatusUnapproved = "unapproved"
@@ -76,7 +76,7 @@ type Client struct {
 	IP, UserAgent string
 }
 
-// Filter is the list and count filters of §4.9.
+// Filter is the list and count filters of the Comments operations.
 type Filter struct {
 	ArticleID, BlogID             int64
 	Created, Updated, PublishedAt dates.Range
@@ -361,7 +361,7 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// action is a moderation transition of §3.1.
+// action is a moderation transition of schema CommentStatus.
 type action struct {
 	name string
 	from []string // nil: any state

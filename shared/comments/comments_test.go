@@ -299,7 +299,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}
 		}
-		// §3.1: setting published_at publishes the comment, from any state.
+		// schema CommentStatus: setting published_at publishes the comment, from
+		// any state.
 		e.Do("POST", path(c, "/spam"), map[string]any{}).Expect(t, 200)
 		u = e.Do("PUT", path(c, ""), map[string]any{"comment": map[string]any{"published_at": "2014-04-25T16:15:47-04:00"}}).Expect(t, 200).Object(t, "comment")
 		if u["status"] != "published" || u["published_at"] != "2014-04-25T16:15:47-04:00" || u["author"] != "Bob" {
@@ -308,7 +309,7 @@ func TestUpdate(t *testing.T) {
 		if got := e.Do("GET", path(c, ""), nil).Object(t, "comment"); got["status"] != "published" || got["body"] != "_New_ <b>text</b>" {
 			t.Fatalf("stored %v", got)
 		}
-		// Only create is logged (§6.2).
+		// Only create is logged (the events log, tag Events).
 		if evs := commentEvents(t, e, idOf(c)); len(evs) != 1 {
 			t.Fatalf("events %+v", evs)
 		}

@@ -149,7 +149,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 // act is the handler of a moderation action: it answers the comment
-// unwrapped (§4.9).
+// unwrapped (the Comments operations).
 func (h handler) act(op func(ctx context.Context, id int64) (Comment, error)) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := httpapi.ParseID(r, "id")

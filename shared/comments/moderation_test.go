@@ -8,8 +8,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 )
 
-// The moderation state machine of §3.1, without the store: every action
-// from every status.
+// The moderation state machine of schema CommentStatus, without the store: every
+// action from every status.
 func TestModerationStateMachine(t *testing.T) {
 	all := []string{StatusPending, StatusUnapproved, StatusPublished, StatusSpam, StatusRemoved}
 	// to[action][from] is the status the action leads to; "" refused;

@@ -141,7 +141,7 @@ func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment,
 }
 
 // Update changes a comment's author, body, email or published_at (which
-// publishes it, §3.1): an optimistic update of the comment.
+// publishes it, schema CommentStatus): an optimistic update of the comment.
 func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, error) {
 	loc := admin.ShopFrom(ctx).Location()
 	var c Comment
@@ -156,7 +156,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 		if err := v.Err(); err != nil {
 			return nil, err
 		}
-		if publish { // §3.1: a published_at publishes the comment
+		if publish { // schema CommentStatus: a published_at publishes the comment
 			c.PublishedAt, c.Status = at, StatusPublished
 		}
 		c.UpdatedAt = admin.Now()
@@ -168,7 +168,8 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 	return c, nil
 }
 
-// The moderation actions of §3.1 (see actions for the state machine).
+// The moderation actions of schema CommentStatus (see actions for the state
+// machine).
 
 // Approve publishes a pending or unapproved comment.
 func (s Service) Approve(ctx context.Context, id int64) (Comment, error) {

@@ -1,8 +1,8 @@
 // Package countries serves the countries endpoints with their provinces and
-// shipping rates (spec §2.18, §4.18). The record, its items and the ISO
-// dataset are in shared/countries/country; this package holds the inputs,
-// their validation and the operations (operations.go) the handlers
-// (http.go) call.
+// shipping rates (docs/openapi.yaml: schema Country, the Countries operations).
+// The record, its items and the ISO dataset are in shared/countries/country; this
+// package holds the inputs, their validation and the operations (operations.go)
+// the handlers (http.go) call.
 //
 // A country, its provinces and its rates are one item (country/<id>), so
 // every write is one conditional write of it: a create (with the code guard
@@ -10,7 +10,7 @@
 // country or of one province (conditioned on the version read, retried),
 // and a delete (item, guard and count, one transaction) that removes the
 // provinces and rates with it. Countries log no event and fire no webhook:
-// §6 has no country topic or subject.
+// the events log and the webhook topics have no country topic or subject.
 package countries
 
 import (

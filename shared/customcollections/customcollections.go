@@ -1,5 +1,6 @@
-// Package customcollections serves /com/custom_collections (spec §2.6,
-// §4.6, with update and delete).
+// Package customcollections serves /com/custom_collections (docs/openapi.yaml:
+// schema CustomCollection, the Custom collections operations, with update and
+// delete).
 //
 // Items (see package collection for the collection item and its numbers):
 // custom_collection/<id>; its handle is claimed by handle#collection/<handle>
@@ -28,7 +29,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// SortOrders are the allowed values of sort_order (§2.6).
+// SortOrders are the allowed values of sort_order (schema CustomCollection).
 var SortOrders = collection.SortOrders
 
 const (

@@ -30,7 +30,7 @@ func Routes(d *platform.Deps) []httpapi.Route {
 
 const wrapper, plural = "custom_collection", "custom_collections"
 
-// parseFilter reads the filters of §4.6.
+// parseFilter reads the filters of the Custom collections operations.
 func parseFilter(q url.Values, shop *admin.Shop) (collection.Filter, error) {
 	f := collection.Filter{Title: q.Get("title"), Handle: q.Get("handle")}
 	var err error

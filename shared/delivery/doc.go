@@ -1,5 +1,5 @@
-// Package delivery sends webhook notifications (spec §6.1) that the outbox
-// package wrote in the changes' transactions.
+// Package delivery sends webhook notifications (docs/openapi.yaml: schema
+// WebhookTopic) that the outbox package wrote in the changes' transactions.
 //
 // The notification reaches the fan-out through the table: in AWS the
 // table's stream carries the outbox marker to the change-feed function; in

@@ -1,6 +1,7 @@
-// Package events is the shop's events log (spec §2.20, §4.20, §6.2). Every
-// change that is logged commits its event in the same transaction as the
-// change itself: resources call Ops and append the result to their writes.
+// Package events is the shop's events log (docs/openapi.yaml: schema Event, the
+// Events operations). Every change that is logged commits its event in the same
+// transaction as the change itself: resources call Ops and append the result to
+// their writes.
 //
 // Items: event/<id>; GSI1 event#type#<subject type>/<id> serves the type
 // filter, GSI2 event#subject#<type>#<subject id>/<id> the per-subject lists,
@@ -37,7 +38,7 @@ type Event struct {
 	CreatedAt   admin.Time `json:"created_at"`
 }
 
-// Subject types of §2.20.
+// Subject types of schema Event.
 const (
 	Article    = "Article"
 	Blog       = "Blog"
@@ -51,7 +52,7 @@ const (
 // SubjectTypes lists the valid values of the filter parameter.
 var SubjectTypes = []string{Article, Blog, Collection, Comment, Order, Page, Product}
 
-// Verbs of §6.2 shared by most subjects.
+// Events log verbs (tag Events) shared by most subjects.
 const (
 	Create      = "create"
 	Update      = "update"
@@ -96,8 +97,8 @@ func (s Subject) Link() string {
 	return `<a href="` + html.EscapeString(s.Path) + `">` + html.EscapeString(s.Label) + `</a>`
 }
 
-// messages are the §6.2 templates, by subject type and verb; %s is the link
-// (or the name, for Blog and Product destroy).
+// messages are the events log's message templates (tag Events), by subject type
+// and verb; %s is the link (or the name, for Blog and Product destroy).
 var messages = map[string]map[string]func(link, extra string) string{
 	Article: {
 		Create:      func(l, _ string) string { return "New article created: " + l },

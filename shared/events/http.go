@@ -16,8 +16,8 @@ import (
 
 type handler struct{ Service }
 
-// Routes returns the events log endpoints (§4.20). Events need no scope:
-// every installed app may read the shop's log.
+// Routes returns the events log endpoints (the Events operations). Events need no
+// scope: every installed app may read the shop's log.
 func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{Service{d}}
 	s := admin.ScopeNone

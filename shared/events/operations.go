@@ -99,8 +99,8 @@ func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Wi
 	return records.Spanned[Event](items, span, nil)
 }
 
-// Count counts the events created in the range (§4.20's count takes no other
-// filter): unbounded, the log's counter; bounded, the keys of the range.
+// Count counts the events created in the range (the Events operations' count takes
+// no other filter): unbounded, the log's counter; bounded, the keys of the range.
 func (s Service) Count(ctx context.Context, created dates.Range) (int, error) {
 	f := Filter{Created: created}
 	q := f.order(store.Query{PK: partition}, 0)

@@ -1,5 +1,6 @@
-// Package fulfillmentservices serves /admin/fulfillment_services (spec §2.1,
-// §4.1) and gives the fulfillment provider polls their read of every
+// Package fulfillmentservices serves /admin/fulfillment_services
+// (docs/openapi.yaml: schema FulfillmentService, the Fulfillment services
+// operations) and gives the fulfillment provider polls their read of every
 // registered service.
 //
 // A service belongs to the app that created it: lists show only the

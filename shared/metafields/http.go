@@ -35,9 +35,9 @@ var (
 
 type handler struct{ Service }
 
-// Routes returns the metafield endpoints (§4.5) on both roots, and the
-// nested paths of every other owner. lookups checks that an owner exists
-// (see Lookup); the composition root builds it.
+// Routes returns the metafield endpoints (the Metafields operations) on both
+// roots, and the nested paths of every other owner. lookups checks that an owner
+// exists (see Lookup); the composition root builds it.
 func Routes(d *platform.Deps, lookups map[string]Lookup) []httpapi.Route {
 	h := handler{Service{Deps: d, Lookups: lookups}}
 	return []httpapi.Route{
@@ -146,7 +146,8 @@ func (p ownerPath) owner(r *http.Request) (*Owner, error) {
 	return o, nil
 }
 
-// parseFilter reads §4.5's filters; the owner ones only on the top-level routes.
+// parseFilter reads the Metafields operations' filters; the owner ones only on the
+// top-level routes.
 func parseFilter(q url.Values, shop *admin.Shop, p ownerPath) (Filter, error) {
 	f := Filter{Key: q.Get("key"), ValueType: q.Get("value_type")}
 	for _, name := range []string{"namespace", "namepace"} {

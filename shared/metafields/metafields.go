@@ -1,7 +1,7 @@
-// Package metafields holds the metafield record (spec §2.5) and the
-// metafield inputs that pages, articles, collections and variants accept.
-// Inputs are validated here and written as metafield items owned by their
-// resource, in the layout the metafields endpoints serve.
+// Package metafields holds the metafield record (docs/openapi.yaml: schema
+// Metafield) and the metafield inputs that pages, articles, collections and
+// variants accept. Inputs are validated here and written as metafield items owned
+// by their resource, in the layout the metafields endpoints serve.
 //
 // Items: metafield/<id>; GSI1 metafield#owner#<owner resource>#<owner id>/<id>
 // lists an owner's metafields, GSI2 metafield#owner#<resource>#<id>#namespace=
@@ -151,8 +151,8 @@ func (m *Metafield) Item(version int64) store.Item {
 	}
 }
 
-// Validate checks one metafield's fields as §2.5 and part 7 say, adding
-// messages under prefix+field ("" for the metafield resource itself,
+// Validate checks one metafield's fields as schema Metafield and part 7 say,
+// adding messages under prefix+field ("" for the metafield resource itself,
 // "metafields." inside another resource's input).
 func (in *Input) Validate(v *admin.Validation, prefix string) {
 	length := func(field string, s *string, min, max int) {

@@ -62,7 +62,8 @@ type Service struct {
 	Lookups map[string]Lookup
 }
 
-// Filter is what a list or count keeps: §4.5's query parameters but paging.
+// Filter is what a list or count keeps: the Metafields operations' query
+// parameters but paging.
 type Filter struct {
 	Namespaces         []string // namespace and namepace (sic), each must match
 	Key, ValueType     string

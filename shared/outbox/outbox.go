@@ -1,9 +1,9 @@
-// Package outbox is the writing side of webhook notifications (spec §6.1):
-// a change that fires a topic puts a notification and an outbox marker in
-// its own transaction (Notify: one line in the resource's write), so no
-// notification is lost or sent for a change that did not commit. The
-// delivery package reads them back: the table's stream (AWS) or the local
-// pump carries each marker to the fan-out.
+// Package outbox is the writing side of webhook notifications (docs/openapi.yaml:
+// schema WebhookTopic): a change that fires a topic puts a notification and an
+// outbox marker in its own transaction (Notify: one line in the resource's write),
+// so no notification is lost or sent for a change that did not commit. The
+// delivery package reads them back: the table's stream (AWS) or the local pump
+// carries each marker to the fan-out.
 //
 // Items: notification/<id> (payload, kept NotificationTTL so retries can
 // read it) and outbox/<id> (marker until fanned out).

@@ -19,8 +19,8 @@ import (
 // (admin.AppFrom).
 type Service struct{ *platform.Deps }
 
-// Filter is the list and count filters of §4.4. A handle names at most one
-// page, found through its guard; every other filter is served by a key
+// Filter is the list and count filters of the Pages operations. A handle names at
+// most one page, found through its guard; every other filter is served by a key
 // range of the page partition or of one of its index entries (source).
 type Filter struct {
 	Title, Handle string

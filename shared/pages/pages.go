@@ -1,14 +1,15 @@
-// Package pages serves /web/pages (spec §2.4, §4.4).
+// Package pages serves /web/pages (docs/openapi.yaml: schema Page, the Pages
+// operations).
 //
-// Items: page/<id>; its handle is claimed by handle#page/<handle>; its
-// metafields are metafield items owned by ("page", id); every change writes
-// a Page event in the same transaction. Each page is listed again by its
-// index entries (records.Entry, copies written in the page's transaction):
-// page#title=<title> and page#published=<true|false> in id order, both
-// counted, and page#by:updated_at and page#by:published_at (published pages
-// only) in the order of that time, so that every filter of §4.4 reads only
-// its matches. A page's created_at is the second its id was assigned, so a
-// created_at range is a range of ids.
+// Items: page/<id>; its handle is claimed by handle#page/<handle>; its metafields
+// are metafield items owned by ("page", id); every change writes a Page event in
+// the same transaction. Each page is listed again by its index entries
+// (records.Entry, copies written in the page's transaction): page#title=<title>
+// and page#published=<true|false> in id order, both counted, and
+// page#by:updated_at and page#by:published_at (published pages only) in the order
+// of that time, so that every filter of the Pages operations reads only its
+// matches. A page's created_at is the second its id was assigned, so a created_at
+// range is a range of ids.
 package pages
 
 import (

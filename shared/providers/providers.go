@@ -1,9 +1,9 @@
 // Package providers calls the fulfillment services' callback endpoints
-// (spec §4.1, part 8): the hourly fetch_stock of every SKU a service
-// manages (FetchStock), the single-SKU fetch_stock when a managed variant
-// is created or changed in the admin (RunJobs, FetchStockOne) and the
-// hourly fetch_tracking_numbers of the completed fulfillments still
-// without a tracking number (FetchTrackingNumbers).
+// (docs/openapi.yaml: the Fulfillment services operations, part 8): the hourly
+// fetch_stock of every SKU a service manages (FetchStock), the single-SKU
+// fetch_stock when a managed variant is created or changed in the admin (RunJobs,
+// FetchStockOne) and the hourly fetch_tracking_numbers of the completed
+// fulfillments still without a tracking number (FetchTrackingNumbers).
 //
 // Every call goes through the shared outbound client (10 s in total, a
 // size cap, private destinations refused unless allowed). Providers are

@@ -26,7 +26,8 @@ import (
 
 const (
 	// FulfillmentsUpdate is the topic fired for each fulfillment that got a
-	// tracking number (§6.1 rule 2).
+	// tracking number (webhook topics, schema WebhookTopic: fulfillments/update
+	// fires for every tracking update).
 	FulfillmentsUpdate = "fulfillments/update"
 	// maxTrackingLen bounds a tracking number.
 	maxTrackingLen = 255

@@ -1,5 +1,7 @@
-// Package publishing is the publishing convention (spec convention 10, §3.2)
-// shared by pages, articles, custom and smart collections.
+// Package publishing is the publishing convention shared by pages,
+// articles, custom and smart collections (docs/openapi.yaml: the published
+// and published_at fields of schemas Page, Article, CustomCollection and
+// SmartCollection).
 package publishing
 
 import (

@@ -1,4 +1,5 @@
-// Package redirects serves /web/redirects (spec §2.14, §4.14).
+// Package redirects serves /web/redirects (docs/openapi.yaml: schema Redirect, the
+// Redirects operations).
 //
 // Items: the redirect at redirect/<id>, its unique path guarded by
 // redirect#path/<path>, indexed by target in GSI1 for the target filter.

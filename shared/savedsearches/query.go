@@ -65,8 +65,8 @@ type term struct {
 	str  string
 }
 
-// Term names (spec §2.11's examples and the names chosen for the labels
-// the spec leaves unnamed, docs/spec-gaps.md).
+// Term names (docs/openapi.yaml: schema CustomerSavedSearch's examples and the
+// names chosen for the labels the spec leaves unnamed, docs/spec-gaps.md).
 var termNames = map[string]termKind{
 	"accepts_marketing": kMarketing,
 	"country":           kCountry,
@@ -222,7 +222,7 @@ func parseTerm(kind termKind, v string) (term, bool) {
 			return t, true
 		}
 		var rest string
-		t.op, rest = comparison(v) // a date prefixed by > or < (§2.11)
+		t.op, rest = comparison(v) // a date prefixed by > or < (schema CustomerSavedSearch)
 		d, ok := dayOf(rest)
 		t.kind, t.num = kOrderDate, d
 		return t, ok

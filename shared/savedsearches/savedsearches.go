@@ -1,5 +1,6 @@
-// Package savedsearches serves /com/customer_saved_searches (spec §2.11,
-// §4.11): saved customer queries and the customers each one matches.
+// Package savedsearches serves /com/customer_saved_searches (docs/openapi.yaml:
+// schema CustomerSavedSearch, the Customers (saved searches) operations): saved
+// customer queries and the customers each one matches.
 //
 // Items: the saved search at customersavedsearch/<id>, counted in
 // count#customersavedsearch. The customers of a search are evaluated over
@@ -34,8 +35,9 @@ type Input struct {
 	Query *string `json:"query"`
 }
 
-// Customer is a customer of a saved search as answered (§2.11): the seeded
-// record with the spec's fields, its addresses and its default address.
+// Customer is a customer of a saved search as answered (schema
+// CustomerSavedSearch): the seeded record with the spec's fields, its addresses
+// and its default address.
 type Customer struct {
 	ID                  int64               `json:"id"`
 	Email               *string             `json:"email"`

@@ -110,7 +110,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	})
 }
 
-// DeleteAllOfApp deletes every script tag of an app (uninstall, §2.13),
+// DeleteAllOfApp deletes every script tag of an app (uninstall, schema ScriptTag),
 // each with its entries, a transaction per page of its partition.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 	const perTag = 2 // the tag and its updated_at entry

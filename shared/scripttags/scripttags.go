@@ -1,4 +1,5 @@
-// Package scripttags serves /web/script_tags (spec §2.13, §4.13).
+// Package scripttags serves /web/script_tags (docs/openapi.yaml: schema ScriptTag,
+// the Script tags operations).
 //
 // Script tags belong to the app that created them, so the app is part of
 // the partition: script_tag#app#<app id>/<id>. Another app's id is simply

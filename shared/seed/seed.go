@@ -79,10 +79,10 @@ func markerOp(k store.Key) store.Op {
 	return store.Put(store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: []byte("{}")}, store.IfAbsent, 0)
 }
 
-// untrackedIndex is the GSI1 partition a seeded fulfillment is indexed
-// under: parents.UntrackedPartition of its service when it has a service, no
-// tracking number (absent, null or "") and is complete (status success, or
-// none given, §4.1 "completed fulfillments"); "" otherwise.
+// untrackedIndex is the GSI1 partition a seeded fulfillment is indexed under:
+// parents.UntrackedPartition of its service when it has a service, no tracking
+// number (absent, null or "") and is complete (status success, or none given, the
+// Fulfillment services operations "completed fulfillments"); "" otherwise.
 func untrackedIndex(f Object) string {
 	service, _ := f["service"].(string)
 	if service == "" {
@@ -209,7 +209,8 @@ func Parse(data []byte) (*File, error) {
 	return &f, nil
 }
 
-// productVariants reads a seeded product's variants with §4.17's defaults.
+// productVariants reads a seeded product's variants with the Variants operations'
+// defaults.
 func productVariants(p Object) ([]catalog.Variant, error) {
 	pid, _ := p.id()
 	kids, err := p.children("variants")
@@ -409,11 +410,11 @@ func Load(ctx context.Context, st store.Store, data []byte) (*File, Summary, err
 		}
 		return nil
 	}
-	// Every shop starts with the custom collection frontpage (§2.6), the
-	// Rest of World country (§2.18) and its main theme with a minimal working
-	// set of files (§2.15): each with its guards, count and marker in one
-	// transaction, skipped whole once written (and not written again once
-	// deleted).
+	// Every shop starts with the custom collection frontpage (schema
+	// CustomCollection), the Rest of World country (schema Country) and its main
+	// theme with a minimal working set of files (schema Theme): each with its
+	// guards, count and marker in one transaction, skipped whole once written (and
+	// not written again once deleted).
 	now := admin.Now()
 	for _, ops := range [][]store.Op{collection.FrontpageOps(now), country.RestOfWorldOps(), theme.MainOps(now)} {
 		switch err := st.Transact(ctx, append([]store.Op{markerOp(ops[0].TargetKey())}, ops...)...); {
@@ -546,7 +547,7 @@ type childSpec struct {
 	position    bool // number children 1.. in file order unless given
 }
 
-// VariantDefaults are the create defaults of §4.17.
+// VariantDefaults are the create defaults of the Variants operations.
 var VariantDefaults = Object{
 	"inventory_policy":     "deny",
 	"fulfillment_service":  "manual",

@@ -30,8 +30,8 @@ func Routes(d *platform.Deps) []httpapi.Route {
 
 const wrapper, plural = "smart_collection", "smart_collections"
 
-// parseFilter reads the filters of §4.6/§4.7 (the created_at ones are
-// read, and then ignored by the operations).
+// parseFilter reads the filters of the Custom and Smart collections operations
+// (the created_at ones are read, and then ignored by the operations).
 func parseFilter(q url.Values, shop *admin.Shop) (collection.Filter, error) {
 	f := collection.Filter{Title: q.Get("title"), Handle: q.Get("handle")}
 	var err error

@@ -12,14 +12,14 @@ import (
 	"github.com/storeadmin/adminapi/shared/catalog"
 )
 
-// Rule is one condition of a smart collection (§2.7).
+// Rule is one condition of a smart collection (schema SmartCollection).
 type Rule struct {
 	Column    string `json:"column"`
 	Relation  string `json:"relation"`
 	Condition string `json:"condition"`
 }
 
-// Columns of §2.7, tag included.
+// Columns of schema SmartCollection, tag included.
 const (
 	ColumnTitle          = "title"
 	ColumnType           = "type"
@@ -32,7 +32,7 @@ const (
 	ColumnTag            = "tag"
 )
 
-// Relations of §2.7.
+// Relations of schema SmartCollection.
 const (
 	RelationEquals      = "equals"
 	RelationGreaterThan = "greater_than"

@@ -1,5 +1,6 @@
-// Package smartcollections serves /com/smart_collections (spec §2.7, §4.7)
-// and keeps their membership: which products match each collection's rules.
+// Package smartcollections serves /com/smart_collections (docs/openapi.yaml:
+// schema SmartCollection, the Smart collections operations) and keeps their
+// membership: which products match each collection's rules.
 //
 // Items:
 //   - smart_collection/<id>: the collection; its member count is the atomic
@@ -54,7 +55,7 @@ const (
 	maxData = 256 << 10
 )
 
-// Sort orders of §2.6.
+// Sort orders of schema CustomCollection.
 var SortOrders = collection.SortOrders
 
 // DefaultSortOrder is the sort order of a collection created without one.
@@ -79,7 +80,7 @@ func ProductMembersIndex(productID int64) string {
 	return "product#" + strconv.FormatInt(productID, 10) + "#smart_member"
 }
 
-// SmartCollection is the returned record (§2.7).
+// SmartCollection is the returned record (schema SmartCollection).
 type SmartCollection struct {
 	ID             int64         `json:"id"`
 	Title          string        `json:"title"`
@@ -219,8 +220,8 @@ func (in *Input) apply(r *record, create bool) (rulesChanged bool, img images.Ch
 	return rulesChanged, img, v.Err()
 }
 
-// ownFilter is f without created_at: collections show none (§2.7), so the
-// created_at filters are ignored.
+// ownFilter is f without created_at: collections show none (schema
+// SmartCollection), so the created_at filters are ignored.
 func ownFilter(f *collection.Filter) *collection.Filter {
 	g := *f
 	g.Created = dates.Range{}

@@ -94,7 +94,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 	return h.write(w, r, http.StatusOK, &t, nil)
 }
 
-// delete answers the deleted theme itself, not wrapped (§4.15).
+// delete answers the deleted theme itself, not wrapped (the Themes operations).
 func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpapi.ParseID(r, "id")
 	if err != nil {

@@ -75,11 +75,11 @@ type importMessage struct {
 	ThemeID int64 `json:"theme_id"`
 }
 
-// Create adds an unpublished theme. With a src it is processing until the
-// import job has extracted the zip; without one it starts with the starter
-// files. A requested main or mobile role is applied by the job, once the
-// files are in place (§3.3a). The theme set, conditioned on the version
-// read, is what concurrent creates race on, so the 20-theme limit holds.
+// Create adds an unpublished theme. With a src it is processing until the import
+// job has extracted the zip; without one it starts with the starter files. A
+// requested main or mobile role is applied by the job, once the files are in place
+// (schema ThemeRole). The theme set, conditioned on the version read, is what
+// concurrent creates race on, so the 20-theme limit holds.
 func (s Service) Create(ctx context.Context, in *Input) (theme.Theme, error) {
 	name, src, role, err := in.valid(true, s.Outbound)
 	if err != nil {

@@ -1,6 +1,7 @@
-// Package themes serves themes and their assets (spec §2.15, §2.16, §3.3a,
-// §4.15, §4.16) and imports themes from zip files through the theme-import
-// queue. The items are in shared/themes/theme, which the seed shares.
+// Package themes serves themes and their assets (docs/openapi.yaml: schema Theme,
+// schema Asset, schema ThemeRole, the Themes operations, the Themes (assets)
+// operations) and imports themes from zip files through the theme-import queue.
+// The items are in shared/themes/theme, which the seed shares.
 package themes
 
 import (

@@ -10,7 +10,7 @@ import (
 
 type handler struct{ Service }
 
-// Routes returns the order transaction endpoints (§4.19).
+// Routes returns the order transaction endpoints (the Transactions operations).
 func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{Service{d}}
 	s := admin.ScopeOrders

@@ -213,8 +213,8 @@ func (s Service) ledger(ctx context.Context, orderID int64, currency string) (le
 	return l, version, err
 }
 
-// event is the Order event of a created transaction, with the §6.2 verb
-// (capture_success, ...) and its amount in the message.
+// event is the Order event of a created transaction, with the events log's verb
+// (tag Events) (capture_success, ...) and its amount in the message.
 func event(d *platform.Deps, o *order, t *Transaction, author string) events.Event {
 	subject := events.Subject{Type: events.Order, ID: o.ID, Path: "/admin/orders/" + idString(o.ID), Label: o.Name}
 	ev := events.New(d.IDs, subject, Verb(t), t.Amount.String()+" "+t.Currency, author)

@@ -1,6 +1,7 @@
-// Package transactions serves the order transaction endpoints (spec §2.19,
-// §3.4, §4.19): list, count, read and create, with the money rules of
-// authorization, capture, sale, void and refund.
+// Package transactions serves the order transaction endpoints (docs/openapi.yaml:
+// schema Transaction, its status, the Transactions operations): list, count, read
+// and create, with the money rules of authorization, capture, sale, void and
+// refund.
 //
 // Items: a transaction is order#<order id>#transaction / IDSK(id), the
 // partition the seed writes an order's transactions to, so a list is one
@@ -31,7 +32,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Kinds of §2.19.
+// Kinds of schema Transaction.
 const (
 	Authorization = "authorization"
 	Capture       = "capture"
@@ -43,7 +44,7 @@ const (
 // Kinds lists the valid values of kind.
 var Kinds = []string{Authorization, Capture, Sale, Void, Refund}
 
-// Statuses of §3.4.
+// Statuses of schema Transaction's status.
 const (
 	StatusSuccess = "success"
 	StatusPending = "pending"
@@ -53,7 +54,7 @@ const (
 
 const (
 	wrapper, plural = "transaction", "transactions"
-	// Topic fires for every created transaction (§6.1).
+	// Topic fires for every created transaction (schema WebhookTopic).
 	Topic = "order_transactions/create"
 	// SourceAPI is the source_name of a transaction created through the API.
 	SourceAPI = "api"
@@ -229,7 +230,8 @@ func (in *Input) validate() (request, error) {
 	return r, v.Err()
 }
 
-// Verb is the §6.2 Order event verb of a transaction: <kind>_<status>.
+// Verb is the events log's Order event verb (tag Events) of a transaction:
+// <kind>_<status>.
 func Verb(t *Transaction) string { return t.Kind + "_" + t.Status }
 
 // noun names a kind in event messages.

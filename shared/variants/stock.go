@@ -11,13 +11,13 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// StockJobPartition holds one marker per variant whose fulfillment service
-// is to be asked for its stock level (§4.1: a variant managed by a service
-// was created or changed in the admin): providerjob/<variant id>, Data
-// {"variant_id": id}. The marker is written in the change's transaction, so
-// the API response never waits for the provider; shared/providers drains
-// the partition (RunJobs, or its stream handler in AWS). Its Version is a
-// fresh id, so a drain deletes only the marker it read, never a newer one.
+// StockJobPartition holds one marker per variant whose fulfillment service is to
+// be asked for its stock level (the Fulfillment services operations: a variant
+// managed by a service was created or changed in the admin): providerjob/<variant
+// id>, Data {"variant_id": id}. The marker is written in the change's transaction,
+// so the API response never waits for the provider; shared/providers drains the
+// partition (RunJobs, or its stream handler in AWS). Its Version is a fresh id, so
+// a drain deletes only the marker it read, never a newer one.
 const StockJobPartition = "providerjob"
 
 // stockJobTTL drops a marker nobody drained (DynamoDB TTL): the hourly

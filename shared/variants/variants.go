@@ -1,4 +1,5 @@
-// Package variants serves the product variant endpoints (spec §2.17, §4.17).
+// Package variants serves the product variant endpoints (docs/openapi.yaml: schema
+// Variant, the Variants operations).
 //
 // Variants live in the catalog layout (shared/catalog): variant/<id> with
 // GSI1 product#<product id>#variant, the stock level in the atomic number
@@ -118,7 +119,7 @@ func text(v *admin.Validation, field string, dst **string, in admin.Optional[str
 
 // apply validates in and merges it into v: all fields but the stock level
 // (the handlers' business) and image_id's ownership check (which needs the
-// store). create fills the §4.17 defaults first.
+// store). create fills the Variants operations' create defaults first.
 func (in *Input) apply(v *catalog.Variant, create bool) error {
 	var val admin.Validation
 	if create {

@@ -1,5 +1,6 @@
-// Package webhooks serves /admin/webhooks (spec §2.2, §4.2) and gives the
-// notification dispatcher its read of the subscribers of a topic (§6.1).
+// Package webhooks serves /admin/webhooks (docs/openapi.yaml: schema Webhook, the
+// Webhooks operations) and gives the notification dispatcher its read of the
+// subscribers of a topic (schema WebhookTopic).
 //
 // Webhooks belong to the app that created them; the routes need no scope,
 // but a webhook delivers what its topic carries, so its topic needs the
@@ -46,7 +47,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Topics are the allowed values of topic, in the order of spec §6.1.
+// Topics are the allowed values of topic, in the order of docs/openapi.yaml's
+// schema WebhookTopic.
 var Topics = []string{
 	"orders/create", "orders/delete", "orders/updated", "orders/paid", "orders/cancelled", "orders/fulfilled", "orders/partially_fulfilled",
 	"order_transactions/create",

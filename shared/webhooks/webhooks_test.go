@@ -175,7 +175,8 @@ func TestValidation(t *testing.T) {
 		if !strings.HasPrefix(msg, "Invalid topic specified: orders/nope. Topics allowed: orders/create, orders/delete,") || !strings.HasSuffix(msg, "app/uninstalled") {
 			t.Fatalf("message %q", msg)
 		}
-		// Every topic of §6.1 is accepted, on http and https.
+		// Every webhook topic (schema WebhookTopic) is accepted, on http and
+		// https.
 		for i, topic := range webhooks.Topics {
 			scheme := []string{"http", "https"}[i%2]
 			create(t, e, apitest.DemoToken, topic, scheme+"://example.com/all")

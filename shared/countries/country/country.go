@@ -1,7 +1,7 @@
-// Package country is the stored country (spec §2.18) with its provinces and
-// shipping rates, the ISO dataset they come from (iso_gen.go, generated from
-// Debian's iso-codes by internal/gen) and the default taxes (taxes.go). It
-// imports no resource package, so the seed (Rest of World) and the
+// Package country is the stored country (docs/openapi.yaml: schema Country) with
+// its provinces and shipping rates, the ISO dataset they come from (iso_gen.go,
+// generated from Debian's iso-codes by internal/gen) and the default taxes
+// (taxes.go). It imports no resource package, so the seed (Rest of World) and the
 // countries endpoints both build on it.
 //
 // Items: the country at country/<id>, holding its provinces and shipping
@@ -57,7 +57,7 @@ type Country struct {
 	CarrierShippingRateProviders []json.RawMessage `json:"carrier_shipping_rate_providers"`
 }
 
-// Province is a sub-region of a country (§2.18); TaxPercentage is always
+// Province is a sub-region of a country (schema Country); TaxPercentage is always
 // Tax × 100 (SetTax keeps them together).
 type Province struct {
 	ID            int64   `json:"id"`

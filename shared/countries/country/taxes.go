@@ -91,7 +91,7 @@ type taxDefault struct{ rate, name string }
 
 type provinceTax struct{ rate, name, kind string }
 
-// Tax types of a province (§2.18).
+// Tax types of a province (schema Country).
 const (
 	Harmonized = "harmonized"
 	Compounded = "compounded"

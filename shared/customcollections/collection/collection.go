@@ -1,7 +1,8 @@
-// Package collection is the stored custom collection (spec §2.6): its item,
-// the atomic numbers collects keep on it, and the frontpage collection every
-// shop starts with. It imports no resource package, so the seed, the custom
-// collections endpoints and the collects endpoints all build on it.
+// Package collection is the stored custom collection (docs/openapi.yaml: schema
+// CustomCollection): its item, the atomic numbers collects keep on it, and the
+// frontpage collection every shop starts with. It imports no resource package, so
+// the seed, the custom collections endpoints and the collects endpoints all build
+// on it.
 //
 // Item: custom_collection/<id> with Nums products_count (how many collects
 // the collection has) and collect_seq (the position the last collect
@@ -35,8 +36,8 @@ const (
 	CollectSeq = "collect_seq"
 )
 
-// Webhook topics of §6.1 and their payload's resource name: custom and
-// smart collections share them.
+// Webhook topics (schema WebhookTopic) and their payload's resource name: custom
+// and smart collections share them.
 const (
 	TopicCreate = "collections/create"
 	TopicUpdate = "collections/update"
@@ -232,12 +233,13 @@ func Decode(it *store.Item) (Record, error) {
 	return r, nil
 }
 
-// SortOrders are the allowed values of sort_order (§2.6), for custom and
-// smart collections.
+// SortOrders are the allowed values of sort_order (schema CustomCollection), for
+// custom and smart collections.
 var SortOrders = []string{"alpha-asc", "alpha-desc", "best-selling", "created", "created-desc", "manual", "price-asc", "price-desc"}
 
-// Filter is the list and count filters custom and smart collections share
-// (§4.6, §4.7): title, handle, product_id and the publishing filters.
+// Filter is the list and count filters custom and smart collections share (the
+// Custom collections operations, the Smart collections operations): title, handle,
+// product_id and the publishing filters.
 type Filter struct {
 	Title, Handle string
 	ProductID     int64
@@ -256,7 +258,7 @@ func (f *Filter) Matches(title, handle string, created, updated, published admin
 		f.Filter.Matches(created, updated, published)
 }
 
-// Default values of §2.6.
+// Default values of schema CustomCollection.
 const (
 	DefaultSortOrder = "alpha-asc"
 	PublishedScope   = "global"
@@ -270,9 +272,9 @@ const FrontpageID = ids.SeedMax
 // FrontpageHandle is the frontpage collection's handle.
 const FrontpageHandle = "frontpage"
 
-// FrontpageOps are the writes creating the frontpage collection every shop
-// starts with (§2.6): the published, empty collection, its handle claim and
-// its count, as one transaction that fails whole (its first op, the
+// FrontpageOps are the writes creating the frontpage collection every shop starts
+// with (schema CustomCollection): the published, empty collection, its handle
+// claim and its count, as one transaction that fails whole (its first op, the
 // IfAbsent put, or the claim) when it was written before.
 func FrontpageOps(now admin.Time) []store.Op {
 	r := Record{

@@ -1,5 +1,6 @@
-// Package customerindex is the compact search entry of a seeded customer
-// that saved searches evaluate their queries over (spec §2.11, §4.11).
+// Package customerindex is the compact search entry of a seeded customer that
+// saved searches evaluate their queries over (docs/openapi.yaml: schema
+// CustomerSavedSearch, the Customers (saved searches) operations).
 //
 // Item: customersearch / IDSK(customer id), one per customer, its Data a
 // single tab-separated line (not JSON: a query reads every entry, and a

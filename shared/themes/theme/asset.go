@@ -19,7 +19,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Buckets are the first segment an asset key may have (§2.16 names layout,
+// Buckets are the first segment an asset key may have (schema Asset names layout,
 // templates, assets and config; themes also carry the others).
 var Buckets = []string{"layout", "templates", "snippets", "assets", "config", "sections", "locales"}
 

@@ -1,7 +1,7 @@
-// Package theme holds the theme and asset items (spec §2.15, §2.16) that the
-// themes resource and the seed loader both write: the theme record, the
-// shop's theme set (the guard of the 20-theme limit and of the main and
-// mobile roles), asset metadata and the chunked asset contents.
+// Package theme holds the theme and asset items (docs/openapi.yaml: schema Theme,
+// schema Asset) that the themes resource and the seed loader both write: the theme
+// record, the shop's theme set (the guard of the 20-theme limit and of the main
+// and mobile roles), asset metadata and the chunked asset contents.
 //
 // Layout (docs/data-model.md):
 //   - theme / <id>: the theme record.
@@ -24,7 +24,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Roles of §2.15 and §3.3a.
+// Roles of schema Theme and schema ThemeRole.
 const (
 	RoleMain        = "main"
 	RoleMobile      = "mobile"
@@ -43,7 +43,7 @@ const MainID = ids.SeedMax - 1
 // Partition holds the theme records.
 const Partition = "theme"
 
-// Theme is the record as answered (§2.15).
+// Theme is the record as answered (schema Theme).
 type Theme struct {
 	ID           int64      `json:"id"`
 	Name         string     `json:"name"`
