@@ -40,7 +40,7 @@ const (
 // Input is the body of a custom collection create or update.
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle"`
+	Handle         *string                `json:"handle" null:"refuse"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
 	SortOrder      *string                `json:"sort_order" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`

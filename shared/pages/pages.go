@@ -40,7 +40,7 @@ type Page struct {
 // Input is the writable part; pointers tell absent from given.
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle"`
+	Handle         *string                `json:"handle" null:"refuse"`
 	BodyHTML       *string                `json:"body_html"`
 	Author         *string                `json:"author"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
