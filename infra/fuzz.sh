@@ -152,9 +152,7 @@ parameters = { "path.country_id" = $country }
 TOML
 
 # Every check but the two (positive and negative data) on which the document
-# and the service still disagree in places (issue 25, finding 10: null taken
-# for absent where the document refuses it (collects, provinces, page
-# body_html, comment email), lengths the service counts in bytes and the
+# and the service still disagree in places (issue 25, finding 10: lengths the service counts in bytes and the
 # document caps in characters (body_html, summary_html), money and rule
 # bounds a little wider in the service, address country/province lookups,
 # transaction kinds and theme roles that depend on stored state, PUT on a

@@ -256,7 +256,8 @@ func TestRatesUpdateAndDelete(t *testing.T) {
 			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_low":3,"weight_high":2}]}}`:                   "weight_based_shipping_rates",
 			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_high":0.0001}]}}`:                             "weight_based_shipping_rates",
 			`{"country":{"weight_based_shipping_rates":"none"}}`:                                                                      "weight_based_shipping_rates",
-			`{"country":{"tax":2}}`: "tax",
+			`{"country":{"tax":2}}`:                                       "tax",
+			`{"country":{"provinces":null}}`:                              "provinces",
 			`{"country":{"provinces":[{"code":"ON","tax_type":"flat"}]}}`: "provinces",
 		} {
 			errorsOf(t, e.Do("PUT", one(id), body))

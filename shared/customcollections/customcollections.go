@@ -46,7 +46,7 @@ type Input struct {
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published" null:"refuse"`
 	Image          json.RawMessage        `json:"image"`
-	Collects       []CollectInput         `json:"collects"`
+	Collects       []CollectInput         `json:"collects" null:"refuse"`
 	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 

@@ -41,7 +41,7 @@ type Page struct {
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
 	Handle         *string                `json:"handle" null:"refuse"`
-	BodyHTML       *string                `json:"body_html"`
+	BodyHTML       *string                `json:"body_html" null:"refuse"`
 	Author         *string                `json:"author"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published" null:"refuse"`
