@@ -85,7 +85,6 @@ CROSS = (
     # bracketed metafield[owner_*] names (no document parameter has that
     # name); an empty one is 400 as every empty parameter is.
     "metafield must not be empty",
-    "metafield must be given once",
 )
 
 

@@ -328,27 +328,17 @@ func (rt *Router) wrap(route *Route) http.Handler {
 // refuseEmpty answers a query parameter given without a value (?limit=,
 // ?updated_at_min=) with 400 naming it: taking it for absent would list
 // what the client did not ask for, and no parameter has an empty meaning.
-// A parameter given more than once (?src=a&src=b) is 400 too: every
-// parameter takes one value (lists are comma-separated), and taking the
-// first would be a choice the client did not make.
 func refuseEmpty(q url.Values) error {
-	first, msg := "", ""
+	first, found := "", false
 	for name, values := range q {
-		m := ""
-		switch {
-		case slices.Contains(values, ""):
-			m = "must not be empty"
-		case len(values) > 1:
-			m = "must be given once"
-		}
-		if m != "" && (msg == "" || name < first) {
-			first, msg = name, m // the least name: the same answer every time
+		if slices.Contains(values, "") && (!found || name < first) {
+			first, found = name, true // the least name: the same answer every time
 		}
 	}
-	if msg == "" {
+	if !found {
 		return nil
 	}
-	return admin.BadParam(first, msg)
+	return admin.BadParam(first, "must not be empty")
 }
 
 // wrapPublic serves a Public route: no token, no bucket, no body, and
