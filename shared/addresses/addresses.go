@@ -44,8 +44,11 @@ type Address struct {
 }
 
 // Input is the writable part; absent fields keep their value. name is
-// always computed from first_name and last_name, so it is not read.
+// always computed from first_name and last_name: Name is decoded only so
+// that a name that is no single line of text is refused (422 naming it),
+// as the document says, and is otherwise ignored.
 type Input struct {
+	Name         admin.Optional[string] `json:"name"`
 	Address1     admin.Optional[string] `json:"address1"`
 	Address2     admin.Optional[string] `json:"address2"`
 	City         admin.Optional[string] `json:"city"`

@@ -129,6 +129,9 @@ func TestCRUD(t *testing.T) {
 		wantError(t, e.Do("POST", list(bob), M{"address": M{"country_code": "ZZ"}}), "country_code", addresses.MsgUnknownCountry)
 		wantError(t, e.Do("POST", list(bob), M{"address": M{"country": "CA", "province_code": "XX"}}), "province_code", addresses.MsgUnknownProvince)
 		wantError(t, e.Do("POST", list(bob), M{"address": M{"city": 5}}), "city", "must be")
+		// name is ignored but still text: another type, or a control character, is refused
+		wantError(t, e.Do("POST", list(bob), M{"address": M{"name": M{"a": 1}}}), "name", "must be a string")
+		wantError(t, e.Do("PUT", one(bob, id), M{"address": M{"name": "a\x01"}}), "name", "control characters")
 		e.Do("POST", list(bob), `{"address":`).Expect(t, 400)
 		e.Do("GET", list(unknown), nil).Expect(t, 404)
 		e.Do("POST", list(unknown), M{"address": M{}}).Expect(t, 404)

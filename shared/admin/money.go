@@ -122,15 +122,16 @@ func AmountJSON(b []byte) (Money, error) {
 }
 
 // cents is the exact value of a decimal number, in cents: an optional
-// sign, digits with at most one point, and an optional exponent within
-// ±40 (so "1e999999" is refused unread). Nothing else is a number here:
+// sign, digits with at most one point, and an optional exponent from -400
+// to 40 (so "1e999999" is refused unread, while every float64 a client's
+// encoder writes, down to 5e-324, is read). Nothing else is a number here:
 // no hexadecimal, underscores, Inf or NaN.
 func cents(s string) (*big.Rat, error) {
 	mant, exp := s, ""
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		mant, exp = s[:i], s[i+1:]
 		e, err := strconv.Atoi(exp)
-		if err != nil || e < -40 || e > 40 {
+		if err != nil || e < -400 || e > 40 {
 			return nil, ErrMoney
 		}
 	}

@@ -61,7 +61,7 @@ const (
 type Input struct {
 	Body      *string `json:"body"`
 	Author    *string `json:"author"`
-	Email     *string `json:"email"`
+	Email     *string `json:"email" null:"refuse"`
 	IP        *string `json:"ip"`
 	UserAgent *string `json:"user_agent"`
 	BlogID    *int64  `json:"blog_id"`

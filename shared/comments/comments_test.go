@@ -291,7 +291,7 @@ func TestUpdate(t *testing.T) {
 			t.Fatalf("got %v", u)
 		}
 		for _, bad := range []map[string]any{{"email": "nope"}, {"author": " "}, {"body": ""}, {"published_at": "yesterday"},
-			{"published_at": nil}, {"published_at": 12}} {
+			{"published_at": nil}, {"published_at": 12}, {"email": nil}} {
 			res := e.Do("PUT", path(c, ""), map[string]any{"comment": bad}).Expect(t, 422)
 			for k := range bad {
 				if _, ok := errorsOf(t, res)[k]; !ok {

@@ -31,7 +31,7 @@ type Input struct {
 	Code                         *string                           `json:"code"`
 	Tax                          country.Number                    `json:"tax"`
 	TaxName                      admin.Optional[string]            `json:"tax_name"`
-	Provinces                    []ProvinceInput                   `json:"provinces"`
+	Provinces                    []ProvinceInput                   `json:"provinces" null:"refuse"`
 	PriceBasedShippingRates      admin.Optional[[]PriceRateInput]  `json:"price_based_shipping_rates"`
 	WeightBasedShippingRates     admin.Optional[[]WeightRateInput] `json:"weight_based_shipping_rates" null:"refuse"`
 	CarrierShippingRateProviders admin.Optional[[]json.RawMessage] `json:"carrier_shipping_rate_providers"`

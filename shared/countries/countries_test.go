@@ -241,6 +241,11 @@ func TestRatesUpdateAndDelete(t *testing.T) {
 		if on := province(t, u, "ON"); on["tax"] != 0.09 {
 			t.Errorf("an update without provinces changed Ontario: %v", on)
 		}
+		// Any float a client's encoder writes is an amount, however small (rounded to cents).
+		tiny := e.Do("PUT", one(id), `{"country":{"weight_based_shipping_rates":[{"name":"Tiny","price":1e-300}]}}`).Expect(t, 200).Object(t, "country")
+		if p := tiny["weight_based_shipping_rates"].([]any)[0].(map[string]any)["price"]; p != "0.00" {
+			t.Errorf("price 1e-300: %v, want 0.00", p)
+		}
 		for body, field := range map[string]string{
 			`{"country":{"price_based_shipping_rates":[{"price":"1"}]}}`:                                                              "price_based_shipping_rates",
 			`{"country":{"price_based_shipping_rates":[{"name":"A"}]}}`:                                                               "price_based_shipping_rates",
@@ -251,7 +256,8 @@ func TestRatesUpdateAndDelete(t *testing.T) {
 			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_low":3,"weight_high":2}]}}`:                   "weight_based_shipping_rates",
 			`{"country":{"weight_based_shipping_rates":[{"name":"A","price":"1","weight_high":0.0001}]}}`:                             "weight_based_shipping_rates",
 			`{"country":{"weight_based_shipping_rates":"none"}}`:                                                                      "weight_based_shipping_rates",
-			`{"country":{"tax":2}}`: "tax",
+			`{"country":{"tax":2}}`:                                       "tax",
+			`{"country":{"provinces":null}}`:                              "provinces",
 			`{"country":{"provinces":[{"code":"ON","tax_type":"flat"}]}}`: "provinces",
 		} {
 			errorsOf(t, e.Do("PUT", one(id), body))

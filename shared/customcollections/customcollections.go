@@ -41,13 +41,13 @@ const (
 // Input is the body of a custom collection create or update.
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle"`
+	Handle         *string                `json:"handle" null:"refuse"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
 	SortOrder      *string                `json:"sort_order" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published" null:"refuse"`
 	Image          json.RawMessage        `json:"image"`
-	Collects       []CollectInput         `json:"collects"`
+	Collects       []CollectInput         `json:"collects" null:"refuse"`
 	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
 }
 

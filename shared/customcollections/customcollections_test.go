@@ -204,6 +204,15 @@ func TestCustomCollections(t *testing.T) {
 			if strings.TrimSpace(string(res.Body)) != `{"errors":{"title":["can't be blank"]}}` {
 				t.Fatalf("got %s", res.Body)
 			}
+			// null is no handle (absent is: one is made from the title), nor collects
+			res = e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "handle": nil}}).Expect(t, 422)
+			if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["must be a string"]}}` {
+				t.Fatalf("null handle: %s", res.Body)
+			}
+			res = e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "collects": nil}}).Expect(t, 422)
+			if strings.TrimSpace(string(res.Body)) != `{"errors":{"collects":["must be an array"]}}` {
+				t.Fatalf("null collects: %s", res.Body)
+			}
 			for name, fields := range map[string]map[string]any{
 				"title":      {"title": strings.Repeat("x", 256)},
 				"sort_order": {"title": "x", "sort_order": "random"},

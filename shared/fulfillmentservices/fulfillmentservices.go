@@ -111,7 +111,7 @@ func (s *FulfillmentService) item(version int64) store.Item {
 
 // Input is the writable part; pointers and Optionals tell absent from given.
 type Input struct {
-	Name                   *string                `json:"name"`
+	Name                   *string                `json:"name" null:"refuse"`
 	CallbackURL            admin.Optional[string] `json:"callback_url"`
 	Format                 *string                `json:"format" null:"refuse"`
 	InventoryManagement    *bool                  `json:"inventory_management" null:"refuse"`

@@ -135,6 +135,7 @@ func TestFulfillmentServices(t *testing.T) {
 				{map[string]any{"name": "A", "tracking_support": true, "callback_url": "nope"}, `{"errors":{"callback_url":["is invalid"]}}`},
 				{map[string]any{"name": "A", "credential1": long}, `{"errors":{"credential1":["is too long (maximum is 255 characters)"]}}`},
 				{map[string]any{"name": "A", "inventory_management": "yes"}, `{"errors":{"inventory_management":["must be a boolean"]}}`},
+				{map[string]any{"name": nil}, `{"errors":{"name":["must be a string"]}}`},
 				{map[string]any{"name": "", "format": "csv", "inventory_management": true},
 					`{"errors":{"callback_url":["can't be blank"],"format":["is not included in the list"],"name":["can't be blank"]}}`},
 			}

@@ -82,6 +82,9 @@ func DecodeObject(raw []byte, dst any) error {
 		if err := checkText(orig, dst); err != nil {
 			return err
 		}
+		if err := ignoredID(raw, dst); err != nil {
+			return err
+		}
 		if bytes.Contains(raw, []byte("null")) {
 			return refusedNull(raw, dst)
 		}
@@ -100,6 +103,35 @@ func DecodeObject(raw []byte, dst any) error {
 		return admin.Invalid(fieldErr.Field, fieldErr.Message)
 	}
 	return admin.Errorf(admin.EBADREQUEST, "malformed JSON in the request body: %s", syntaxMessage(err))
+}
+
+// ignoredID refuses a body "id" that dst does not take (the path names the
+// record, so the id is ignored) unless it is an integer an id can be: the
+// document types it, and a client sending an object or a string there has
+// made a mistake it should hear about (422 naming id, as for a typed id).
+func ignoredID(raw []byte, dst any) error {
+	if !bytes.Contains(raw, []byte(`"id"`)) {
+		return nil
+	}
+	if n := textNodeOf(reflect.TypeOf(dst)); n.kind != fields || n.fields["id"] != nil {
+		return nil
+	}
+	var top struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(raw, &top) != nil || top.ID == nil {
+		return nil
+	}
+	s := string(top.ID)
+	if s[0] == '-' || s[0] >= '0' && s[0] <= '9' {
+		if msg := idRange(s); msg != "" {
+			return admin.Invalid("id", msg)
+		}
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		return admin.Invalid("id", "must be an integer")
+	}
+	return nil
 }
 
 // NullTag marks an input field whose document allows a value or nothing,

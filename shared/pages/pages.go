@@ -41,8 +41,8 @@ type Page struct {
 // Input is the writable part; pointers tell absent from given.
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle"`
-	BodyHTML       *string                `json:"body_html"`
+	Handle         *string                `json:"handle" null:"refuse"`
+	BodyHTML       *string                `json:"body_html" null:"refuse"`
 	Author         *string                `json:"author"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published" null:"refuse"`

@@ -112,6 +112,12 @@ func TestPages(t *testing.T) {
 				t.Fatalf("got %s", res.Body)
 			}
 			e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "Not Valid"}}).Expect(t, 422)
+			if r := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": nil}}).Expect(t, 422); strings.TrimSpace(string(r.Body)) != `{"errors":{"handle":["must be a string"]}}` {
+				t.Fatalf("null handle: %s", r.Body)
+			}
+			if r := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"body_html": nil}}).Expect(t, 422); strings.TrimSpace(string(r.Body)) != `{"errors":{"body_html":["must be a string"]}}` {
+				t.Fatalf("null body_html: %s", r.Body)
+			}
 			moved := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "alpha-moved", "title": "Alpha 2"}}).Expect(t, 200).Object(t, "page")
 			if moved["handle"] != "alpha-moved" || moved["title"] != "Alpha 2" {
 				t.Fatalf("got %v", moved)

@@ -185,11 +185,16 @@ func parseNumber(column, s string) (float64, bool) {
 		return float64(m), err == nil
 	case ColumnInventory:
 		n, ok := admin.ParseIntegral(s)
-		return float64(n), ok
+		return float64(n), ok && n >= -maxNumber && n <= maxNumber
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	return f, err == nil && !math.IsNaN(f) && math.Abs(f) <= maxNumber
 }
+
+// maxNumber bounds a weight or inventory condition (the document's
+// minimum and maximum): no stock level or weight reaches it, and beyond it
+// float64 comparisons lose the units.
+const maxNumber = 1e15
 
 // compiled is a rule ready to test many products: its condition lower-cased
 // or parsed once.

@@ -382,6 +382,11 @@ func TestValidation(t *testing.T) {
 		// An integral number is an integer, however it is written (JSON has no integer type).
 		expect(map[string]any{"title": "x", "rules": []any{rule("variant_inventory", "equals", "1e400")}},
 			`{"errors":{"rules":["condition \"1e400\" must be an integer for column \"variant_inventory\""]}}`)
+		// Weights and stock levels are bounded by 10^15, as the document says.
+		expect(map[string]any{"title": "x", "rules": []any{map[string]any{"column": "variant_inventory", "relation": "equals", "condition": json.Number("-1e16")}}},
+			`{"errors":{"rules":["condition \"-10000000000000000\" must be an integer for column \"variant_inventory\""]}}`)
+		expect(map[string]any{"title": "x", "rules": []any{map[string]any{"column": "variant_weight", "relation": "less_than", "condition": json.Number("1e300")}}},
+			`{"errors":{"rules":["condition \"1e300\" must be a number for column \"variant_weight\""]}}`)
 		for _, cond := range []any{json.Number("2.0"), "2.0", json.Number("1e3"), -4.0} {
 			c := create(t, e, map[string]any{"title": fmt.Sprint("Integral ", cond), "rules": []any{map[string]any{"column": "variant_inventory", "relation": "greater_than", "condition": cond}}})
 			if r := c["rules"].([]any)[0].(map[string]any); r["relation"] != "greater_than" {

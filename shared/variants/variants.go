@@ -33,7 +33,7 @@ import (
 
 // input is a variant as POST and PUT accept it.
 type Input struct {
-	Title               *string                     `json:"title"`
+	Title               *string                     `json:"title" null:"refuse"`
 	Option1             admin.Optional[string]      `json:"option1"`
 	Option2             admin.Optional[string]      `json:"option2"`
 	Option3             admin.Optional[string]      `json:"option3"`
