@@ -263,7 +263,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	}
 	ops := []store.Op{d.logOp(wh.ID, &a)}
 	if ok {
-		metrics.Delivery(ctx, true, false, false, r.duration)
+		metrics.Delivery(ctx, metrics.Sent, r.duration)
 		if _, err := d.Store.Get(ctx, healthKey(wh.ID)); err == nil {
 			ops = append(ops, store.Delete(healthKey(wh.ID), store.Always, 0))
 		}
@@ -271,11 +271,15 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	}
 
 	if removed, err := d.checkHealth(ctx, wh); err != nil || removed {
-		metrics.Delivery(ctx, false, err != nil, false, r.duration) // an error: the message comes back
+		attempt := metrics.Removed
+		if err != nil {
+			attempt = metrics.Retried // the store failed: the message comes back
+		}
+		metrics.Delivery(ctx, attempt, r.duration)
 		return Outcome{}, err
 	}
 	if qm.Attempt >= MaxAttempts {
-		metrics.Delivery(ctx, false, false, true, r.duration)
+		metrics.Delivery(ctx, metrics.DeadLettered, r.duration)
 		a.DeadLettered = true
 		ops[0] = d.logOp(wh.ID, &a)
 		dl := DeadLetterKey(wh.ID, m.DeliveryID)
@@ -284,7 +288,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", p.topic)
 		return Outcome{}, records.Transact(ctx, d.Store, ops...)
 	}
-	metrics.Delivery(ctx, false, true, false, r.duration)
+	metrics.Delivery(ctx, metrics.Retried, r.duration)
 	after := Backoff(d.retryBase(), qm.Attempt)
 	if d.MaxDelay > 0 {
 		after = min(after, d.MaxDelay)

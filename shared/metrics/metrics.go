@@ -149,20 +149,28 @@ func Emit(ctx context.Context, sets ...Set) {
 	logger.Load().LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
 }
 
-// Delivery records one delivery attempt: sent (2xx) or failed, and for a
-// failure whether it is retried or dead-lettered (neither: the webhook was
-// removed after 48 hours of failures).
-func Delivery(ctx context.Context, sent, retried, deadLettered bool, latency time.Duration) {
+// An Attempt is how one delivery attempt ended.
+type Attempt int
+
+const (
+	Sent         Attempt = iota // the receiver answered 2xx
+	Retried                     // it failed, and the message comes back
+	DeadLettered                // it failed for the last time
+	Removed                     // it failed, and the webhook was removed after 48 hours of failures
+)
+
+// Delivery records one delivery attempt and how long it took.
+func Delivery(ctx context.Context, a Attempt, latency time.Duration) {
 	outcome := "failed"
-	if sent {
+	if a == Sent {
 		outcome = "sent"
 	}
 	Emit(ctx,
 		Set{Metrics: []Metric{
-			{DeliveriesSent, Count, one(sent)},
-			{DeliveriesFailed, Count, one(!sent)},
-			{DeliveriesRetried, Count, one(retried)},
-			{DeliveriesDeadLettered, Count, one(deadLettered)},
+			{DeliveriesSent, Count, one(a == Sent)},
+			{DeliveriesFailed, Count, one(a != Sent)},
+			{DeliveriesRetried, Count, one(a == Retried)},
+			{DeliveriesDeadLettered, Count, one(a == DeadLettered)},
 		}},
 		Set{Dimensions: []Dimension{{Outcome, outcome}}, Metrics: []Metric{
 			{DeliveryLatency, Milliseconds, float64(latency.Microseconds()) / 1000},
