@@ -267,7 +267,9 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		id := subscribe(t, e, apitest.DemoToken, "products/delete", rc.URL, nil)
 		startPipeline(t, e, time.Millisecond)
 		fire(t, e, "products/delete", map[string]any{"id": 9})
-		waitFor(t, 30*time.Second, "all attempts", func() bool { return len(rc.requests()) == delivery.MaxAttempts })
+		// A bound, not a wait: 19 attempts are 19 claims and transactions,
+		// which a loaded DynamoDB Local has taken over 30 s to answer.
+		waitFor(t, 90*time.Second, "all attempts", func() bool { return len(rc.requests()) == delivery.MaxAttempts })
 		var last map[string]any
 		waitFor(t, 5*time.Second, "the dead letter", func() bool {
 			l := e.Do("GET", fmt.Sprintf("/admin/webhooks/%d/deliveries.json?limit=1", id), nil).Expect(t, 200).List(t, "deliveries")
