@@ -298,6 +298,9 @@ func TestWrongMethodIsNotAllowed(t *testing.T) {
 			{"PUT", "/web/redirects/count.json", "GET, HEAD"},
 			{"DELETE", "/web/redirects/count.json", "GET, HEAD"},
 			{"OPTIONS", "/web/redirects/count.json", "GET, HEAD"},
+			// and so is a count under a parent, though PUT and DELETE .../{id} match it
+			{"PUT", "/web/blogs/241253187/articles/count.json", "GET, HEAD"},
+			{"DELETE", "/web/blogs/241253187/articles/count.json", "GET, HEAD"},
 		} {
 			r := e.Do(c.method, c.path, nil)
 			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != c.allow {
