@@ -4,13 +4,16 @@ GO ?= go
 CACHE := $(CURDIR)/.cache
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run test vet unit emulators-test bench fuzz build clean
+.PHONY: run test test-quick vet bench fuzz build clean
 
 run: ## serve every resource group on 127.0.0.1:$${PORT:-8080} over the embedded store
 	$(GO) run ./infra/localrunner
 
-test: vet ## vet, unit and handler tests on both stores, Lambda handler tests, template checks
+test: ## everything CI checks: vet, every Go test on both stores and queues with -race, the browser test, schemathesis, Go fuzzing, template checks; ends with a table of stage times
 	bash infra/test.sh
+
+test-quick: vet ## the edit-test loop: every Go test on the embedded store and queue only (no emulators, no -race, no fuzzing)
+	$(GO) test -count=1 ./...
 
 vet:
 	$(GO) vet ./...

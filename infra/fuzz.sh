@@ -24,6 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-ci}
+part=${2:-all} # all, schemathesis or go (make test times them apart)
 case $mode in
 ci)
 	max_examples=${FUZZ_MAX_EXAMPLES:-20}
@@ -38,7 +39,7 @@ long)
 	go_time=${FUZZ_GO_TIME:-2m}
 	;;
 *)
-	echo "usage: $0 [ci|long]" >&2
+	echo "usage: $0 [ci|long] [all|schemathesis|go]" >&2
 	exit 2
 	;;
 esac
@@ -50,6 +51,11 @@ memory_kb=${FUZZ_MEMORY_KB:-6291456}
 token=demo-app-token-0123456789abcdef
 uninstall_token=read-only-token-0123456789abcdef
 
+status=0
+
+# schemathesis_run and go_fuzz_run are the two parts (their bodies are not
+# indented: they hold a heredoc and an inline Python program).
+schemathesis_run() {
 make --no-print-directory schemathesis-venv >/dev/null
 # schemathesis through Python with ast.parse serialized: hypothesis parses
 # source code to describe filters, and in CPython 3.11 the AST constructor's
@@ -175,7 +181,6 @@ common=(
 	--no-color
 )
 
-status=0
 start=$SECONDS
 # Every operation but the app uninstall, which would revoke the token the
 # others use; it runs last, on its own, as the read-only app. The first
@@ -199,7 +204,9 @@ st --config-file "$work/schemathesis.toml" run "${common[@]}" --seed "$seed" \
 echo "schemathesis: $((SECONDS - start)) s, $rounds round(s) of $max_examples examples per operation, seed $seed"
 stop
 runner_pid=
+}
 
+go_fuzz_run() {
 # Go fuzz targets: -fuzz takes one target of one package at a time. The seed
 # corpora (testdata/fuzz/<Target>) also run in every plain `go test`.
 targets=(
@@ -240,4 +247,15 @@ for t in "${targets[@]}"; do
 	fi
 	((rc == 0)) || status=1
 done
+}
+
+case $part in
+all)
+	schemathesis_run
+	go_fuzz_run
+	;;
+schemathesis) schemathesis_run ;;
+go) go_fuzz_run ;;
+*) echo "usage: $0 [ci|long] [all|schemathesis|go]" >&2; exit 2 ;;
+esac
 exit $status

@@ -1,39 +1,120 @@
 #!/usr/bin/env bash
 # make test: everything CI checks, on a fresh clone with nothing pre-started.
-# Starts DynamoDB Local and ElasticMQ (both fetched from Maven Central on
-# first use), runs every Go test against both stores and both queues with
-# the emulators required, fuzzes the local runner with schemathesis and each
-# Go fuzz target briefly (infra/fuzz.sh ci), then lints, builds and scans (checkov) the SAM
-# template. Installs Debian's chromium first when it is missing (the
-# confirmation page's browser test).
+# Starts DynamoDB Local (several servers: each answers one request at a
+# time) and ElasticMQ, both fetched from Maven Central on first use; runs
+# every Go test against both stores and both queues with the emulators
+# required and the race detector on; the confirmation page's browser test
+# (installing Debian's chromium first when it is missing); schemathesis over
+# the local runner and each Go fuzz target briefly (infra/fuzz.sh ci); then
+# lints, builds and scans (checkov) the SAM template. It ends with a table
+# of its stages and their times, so that the next slowdown shows where it
+# happens.
+#
+#   DYNAMODB_INSTANCES  DynamoDB Local servers (default 3)
+#   TEST_PARALLEL       test binaries run at once (go test -p; default 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+instances=${DYNAMODB_INSTANCES:-3}
+parallel=${TEST_PARALLEL:-4}
 emulators=infra/emulators
-stop() {
-	"$emulators/dynamodb-local.sh" stop >/dev/null 2>&1 || true
+work=.cache/test
+mkdir -p "$work"
+
+stages=()
+started=$SECONDS
+report() {
+	local rc=$?
+	stop_emulators
+	((${#stages[@]})) || exit $rc
+	echo
+	echo "make test: stages (wall time)"
+	printf '  %-34s %6s  %s\n' stage seconds result
+	local s
+	for s in "${stages[@]}"; do
+		IFS='|' read -r name secs result <<<"$s"
+		printf '  %-34s %6s  %s\n' "$name" "$secs" "$result"
+	done
+	printf '  %-34s %6s  %s\n' total $((SECONDS - started)) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
+	if [ -s "$work/go-test.log" ]; then
+		echo
+		echo "Go test packages by group (each package's own time; they run $parallel at once):"
+		infra/test-times.sh <"$work/go-test.log"
+	fi
+	exit $rc
+}
+trap report EXIT
+
+# stage NAME COMMAND...: runs COMMAND, records its time and result; a
+# failure stops make test (after the table).
+stage() {
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	echo "== $name"
+	"$@" || rc=$?
+	stages+=("$name|$((SECONDS - t0))|$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")")
+	return $rc
+}
+
+stop_emulators() {
+	local i
+	for ((i = 0; i < instances; i++)); do
+		INSTANCE=$i "$emulators/dynamodb-local.sh" stop >/dev/null 2>&1 || true
+	done
 	"$emulators/elasticmq.sh" stop >/dev/null 2>&1 || true
 }
-trap stop EXIT
 
-DYNAMODB_ENDPOINT=$("$emulators/dynamodb-local.sh" start)
-SQS_ENDPOINT=$("$emulators/elasticmq.sh" start)
-export DYNAMODB_ENDPOINT SQS_ENDPOINT REQUIRE_EMULATORS=1
-echo "DynamoDB Local at $DYNAMODB_ENDPOINT, ElasticMQ at $SQS_ENDPOINT"
+start_emulators() {
+	# The first start fetches; the others (and ElasticMQ) start side by side.
+	local i urls pids=()
+	INSTANCE=0 "$emulators/dynamodb-local.sh" start >"$work/ddb0.url"
+	for ((i = 1; i < instances; i++)); do
+		INSTANCE=$i "$emulators/dynamodb-local.sh" start >"$work/ddb$i.url" &
+		pids+=($!)
+	done
+	"$emulators/elasticmq.sh" start >"$work/sqs.url" &
+	pids+=($!)
+	for i in "${pids[@]}"; do wait "$i"; done
+	urls=$(cat "$work"/ddb*.url | paste -sd, -)
+	echo "DYNAMODB_ENDPOINT=$urls" >"$work/env"
+	echo "SQS_ENDPOINT=$(cat "$work/sqs.url")" >>"$work/env"
+	cat "$work/env"
+}
 
 # The charge confirmation page's browser test drives Debian's chromium
 # (shared/charges/browser_test.go); it fails without it under REQUIRE_EMULATORS.
-if [ ! -x /usr/bin/chromium ]; then
+install_chromium() {
+	[ -x /usr/bin/chromium ] && return
 	echo "installing chromium for the browser test"
-	sudo=""
+	local sudo=""
 	[ "$(id -u)" = 0 ] || sudo="sudo"
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-fi
+}
 
-go test -count=1 -race -timeout 20m ./...
-stop # the fuzzing needs no emulator
+vet() {
+	go vet ./...
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go'))
+	[ -z "$unformatted" ] || { echo "gofmt needed:"; echo "$unformatted"; return 1; }
+}
 
-bash infra/fuzz.sh ci
+browser=TestConfirmationPageInBrowser
+go_tests() {
+	go test -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$" ./... 2>&1 | tee "$work/go-test.log"
+	return "${PIPESTATUS[0]}"
+}
 
-make --no-print-directory template-check
+stage vet vet
+stage "emulators ($instances DynamoDB Local, ElasticMQ)" start_emulators
+set -a
+source "$work/env"
+set +a
+export REQUIRE_EMULATORS=1
+stage "chromium" install_chromium
+stage "Go tests (-race, both stores)" go_tests
+stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
+stop_emulators # the rest needs no emulator
+stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis
+stage "Go fuzz targets" bash infra/fuzz.sh ci go
+stage "template (cfn-lint, sam build, checkov)" make --no-print-directory template-check

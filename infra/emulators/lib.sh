@@ -10,13 +10,17 @@
 # start prints http://127.0.0.1:PORT once the server answers (only the URL
 # goes to stdout; progress goes to stderr), stop stops it, status prints the
 # URL of a running one or exits 1. The pid, URL and output are kept in
-# .cache/<NAME>/{pid,url,server.log}.
+# .cache/<NAME>/{pid,url,server.log}. INSTANCE=<n> names a further server
+# of the same emulator (its own pid<n>, url<n>, server<n>.log; one fetch
+# serves all): DynamoDB Local answers one request at a time, so make test
+# runs several.
 
 cd "$(dirname "$0")/../.."
 DIR=$PWD/.cache/$NAME
-PIDFILE=$DIR/pid
-URLFILE=$DIR/url
-LOG=$DIR/server.log
+INSTANCE=${INSTANCE:-}
+PIDFILE=$DIR/pid$INSTANCE
+URLFILE=$DIR/url$INSTANCE
+LOG=$DIR/server$INSTANCE.log
 
 log() { echo "$NAME: $*" >&2; }
 
@@ -30,6 +34,13 @@ running_pid() {
 
 fetch() {
 	if compgen -G "$DIR/lib/$JAR_GLOB" >/dev/null; then
+		return
+	fi
+	# One fetch at a time, whichever instance asks first.
+	exec 8>"$DIR/fetch.lock"
+	flock -w 600 8 || { log "timed out waiting for $DIR/fetch.lock"; return 1; }
+	if compgen -G "$DIR/lib/$JAR_GLOB" >/dev/null; then
+		exec 8>&-
 		return
 	fi
 	log "fetching $MAVEN_ARTIFACT $VERSION with Maven"
@@ -57,6 +68,7 @@ EOF
 	rm -rf "$DIR/lib"
 	mv "$work/lib" "$DIR/lib"
 	rm -rf "$work"
+	exec 8>&-
 }
 
 free_port() {
@@ -75,7 +87,7 @@ start() {
 	fi
 	# Serialise concurrent starts. The server must not inherit fd 9 (see
 	# 9>&- below), or it would hold the lock for its whole life.
-	exec 9>"$DIR/lock"
+	exec 9>"$DIR/lock$INSTANCE"
 	if ! flock -w 300 9; then
 		log "timed out waiting for $DIR/lock"
 		return 1
@@ -90,7 +102,7 @@ start() {
 		url=http://127.0.0.1:$port
 		# setsid + redirected fds: the server outlives this script and does
 		# not hold the caller's stdout (so $(... start) returns).
-		(launch "$port") </dev/null >"$LOG" 2>&1 9>&- &
+		(launch "$port") </dev/null >"$LOG" 2>&1 8>&- 9>&- &
 		pid=$!
 		echo "$pid" >"$PIDFILE"
 		for i in $(seq 1 300); do

@@ -4,11 +4,24 @@
 // infra/emulators/dynamodb-local.sh start). Without it tests are skipped,
 // unless REQUIRE_EMULATORS=1, in which case they fail: CI never skips
 // silently.
+//
+// DYNAMODB_ENDPOINT may list several servers, comma-separated: DynamoDB
+// Local answers one request at a time, so one server holds back test
+// processes running side by side. Each process keeps to one server, the
+// first that no other process holds (a lock on a file per server, released
+// when the process ends), so that go test -p N over N servers gives each
+// package its own.
 package dynamotest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,10 +33,40 @@ import (
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
 )
 
-// Endpoint returns DYNAMODB_ENDPOINT, or skips (fails under REQUIRE_EMULATORS=1) when unset.
+// Endpoint returns this process's server of DYNAMODB_ENDPOINT, or skips
+// (fails under REQUIRE_EMULATORS=1) when unset.
 func Endpoint(t testing.TB) string {
 	t.Helper()
-	return emulatortest.Endpoint(t, "DYNAMODB_ENDPOINT", "infra/emulators/dynamodb-local.sh")
+	list := emulatortest.Endpoint(t, "DYNAMODB_ENDPOINT", "infra/emulators/dynamodb-local.sh")
+	pickOnce.Do(func() { picked = pick(strings.Split(list, ",")) })
+	return picked
+}
+
+var (
+	pickOnce sync.Once
+	picked   string
+	held     *os.File // the slot's lock, held until the process exits
+)
+
+// pick returns the first server whose slot no other process holds, or one
+// by process id when every slot is taken (more processes than servers).
+func pick(servers []string) string {
+	if len(servers) == 1 {
+		return servers[0]
+	}
+	for _, s := range servers {
+		sum := sha256.Sum256([]byte(s))
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), "dynamotest-"+hex.EncodeToString(sum[:8])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			held = f
+			return s
+		}
+		f.Close()
+	}
+	return servers[os.Getpid()%len(servers)]
 }
 
 var (
