@@ -36,11 +36,7 @@ report() {
 		printf '  %-34s %6s  %s\n' "$name" "$secs" "$result"
 	done
 	printf '  %-34s %6s  %s\n' total $((SECONDS - started)) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
-	if [ -s "$work/go-test.log" ]; then
-		echo
-		echo "Go test packages by group (each package's own time; they run $parallel at once):"
-		infra/test-times.sh <"$work/go-test.log"
-	fi
+	[ -s "$work/go-test.txt" ] && sed -n '/^Go test packages by group/,$p' "$work/go-test.txt"
 	exit $rc
 }
 trap report EXIT
@@ -100,9 +96,14 @@ vet() {
 }
 
 browser=TestConfirmationPageInBrowser
+# go test's events are kept in .cache/test/go-test.json; infra/testreport
+# prints a line per package, the output of what failed, and the times.
 go_tests() {
-	go test -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$" ./... 2>&1 | tee "$work/go-test.log"
-	return "${PIPESTATUS[0]}"
+	go build -o "$work/testreport" ./infra/testreport
+	go test -json -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$" ./... |
+		tee "$work/go-test.json" | "$work/testreport" | tee "$work/go-test.txt"
+	local status=("${PIPESTATUS[@]}")
+	((status[0] == 0 && status[2] == 0))
 }
 
 stage vet vet
