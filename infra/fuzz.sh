@@ -62,13 +62,14 @@ status=0
 # indented: they hold a heredoc and an inline Python program).
 schemathesis_run() {
 make --no-print-directory schemathesis-venv >/dev/null
+venv=$(make --no-print-directory -s venv-path)
 # schemathesis through Python with ast.parse serialized: hypothesis parses
 # source code to describe filters, and in CPython 3.11 the AST constructor's
 # recursion counter is shared by the interpreter's threads, so two workers
 # parsing at once fail with "AST constructor recursion depth mismatch".
 st() (
 	ulimit -v "$memory_kb"
-	SCHEMATHESIS_HOOKS=fuzz_hooks PYTHONPATH=infra exec .cache/venv/bin/python -c '
+	SCHEMATHESIS_HOOKS=fuzz_hooks PYTHONPATH=infra exec "$venv/bin/python" -c '
 import ast, sys, threading
 _parse, _lock = ast.parse, threading.Lock()
 def parse(*args, **kwargs):

@@ -5,11 +5,14 @@
 # target leaves the function's `bootstrap` executable (provided.al2023, arm64)
 # there. `make build` cross-compiles the same binaries into bin/<dir>/bootstrap;
 # `make template-check` lints template.yaml and runs `sam build` (no Docker
-# needed) in a pinned Python virtual environment under .cache/venv, which also
-# holds schemathesis for infra/fuzz.sh (one pip resolve for all three keeps
-# their shared dependencies consistent), then scans template.yaml with
-# checkov. checkov pins boto3 to a release aws-sam-cli refuses, so it has a
-# pinned environment of its own, .cache/venv-checkov.
+# needed) in a pinned Python virtual environment, which also holds
+# schemathesis for infra/fuzz.sh (one pip resolve for all three keeps their
+# shared dependencies consistent), then scans template.yaml with checkov.
+# checkov pins boto3 to a release aws-sam-cli refuses, so it has a pinned
+# environment of its own. Both live in TOOLS_CACHE (default
+# ~/.cache/adminapi-tools), named by their pinned versions, so that a fresh
+# clone reuses them rather than spend minutes installing them again; a
+# version change makes new ones.
 
 GO ?= go
 CACHE ?= $(CURDIR)/.cache
@@ -44,12 +47,13 @@ SAM_FUNCTIONS := \
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0
 SCHEMATHESIS_VERSION := 4.32.5
-VENV := $(CACHE)/venv
-VENV_STAMP := $(VENV)/.stamp-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)-schemathesis-$(SCHEMATHESIS_VERSION)
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/adminapi-tools
+VENV := $(TOOLS_CACHE)/venv-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)-schemathesis-$(SCHEMATHESIS_VERSION)
+VENV_STAMP := $(VENV)/.complete
 SAM_BUILD_DIR := $(CACHE)/sam-build
 CHECKOV_VERSION := 3.3.30
-CHECKOV_VENV := $(CACHE)/venv-checkov
-CHECKOV_STAMP := $(CHECKOV_VENV)/.stamp-checkov-$(CHECKOV_VERSION)
+CHECKOV_VENV := $(TOOLS_CACHE)/venv-checkov-$(CHECKOV_VERSION)
+CHECKOV_STAMP := $(CHECKOV_VENV)/.complete
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -59,7 +63,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set.
 define sam_build_target
@@ -82,17 +86,25 @@ venv: $(VENV_STAMP) ## Python tools of template-check and fuzz (aws-sam-cli, cfn
 
 schemathesis-venv: $(VENV_STAMP)
 
+venv-path: ## print where the venv of make venv is (infra/fuzz.sh runs schemathesis from it)
+	@echo $(VENV)
+
+# make_venv DIR PACKAGES: a venv in DIR with PACKAGES, built once under a
+# lock (clones running make test side by side share it) and marked complete
+# only when pip succeeded, so a broken one is rebuilt.
+define make_venv
+	mkdir -p $(TOOLS_CACHE)
+	flock $(1).lock sh -c 'test -f $(1)/.complete && exit 0; rm -rf $(1) && python3 -m venv $(1) && \
+		$(1)/bin/pip install --quiet --disable-pip-version-check $(2) && touch $(1)/.complete'
+endef
+
 $(VENV_STAMP):
-	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION) schemathesis==$(SCHEMATHESIS_VERSION)
-	touch $@
+	$(call make_venv,$(VENV),aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION) schemathesis==$(SCHEMATHESIS_VERSION))
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 
 $(CHECKOV_STAMP):
-	test -x $(CHECKOV_VENV)/bin/python || python3 -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
-	touch $@
+	$(call make_venv,$(CHECKOV_VENV),checkov==$(CHECKOV_VERSION))
 
 # --build-in-source: make runs in the repository instead of a scratch copy of
 # it (CodeUri is the repository root, .cache included).
@@ -101,5 +113,5 @@ $(CHECKOV_STAMP):
 # --skip-download keeps it to the checks it ships with (no network).
 template-check: $(VENV_STAMP) $(CHECKOV_STAMP) ## lint template.yaml, sam build it, scan it with checkov
 	$(VENV)/bin/cfn-lint template.yaml
-	SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build --template-file template.yaml --build-dir $(SAM_BUILD_DIR) --build-in-source --no-cached
+	SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build --template-file template.yaml --build-dir $(SAM_BUILD_DIR) --build-in-source --no-cached --parallel
 	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation --file template.yaml

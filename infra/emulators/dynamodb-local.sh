@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # DynamoDB Local for tests and the local runner: start | stop | status
-# (see lib.sh). Fetched once from Maven Central into .cache/dynamodb-local;
+# (see lib.sh). Fetched once from Maven Central into TOOLS_CACHE;
 # runs in memory on a free loopback port.
 set -euo pipefail
 
@@ -29,7 +29,7 @@ answers() {
 # (measured: 61 s against 76 s of CPU for four packages' DynamoDB tests).
 launch() {
 	exec setsid java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms512m \
-		-Djava.library.path="$DIR/lib" -cp "$DIR/lib/*" \
+		-Djava.library.path="$LIB" -cp "$LIB/*" \
 		software.amazon.dynamodb.services.local.main.ServerRunner \
 		-inMemory -port "$1" -disableTelemetry
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ElasticMQ (an SQS-compatible server) for tests: start | stop | status
-# (see lib.sh). Fetched once from Maven Central into .cache/elasticmq;
+# (see lib.sh). Fetched once from Maven Central into TOOLS_CACHE;
 # queues in memory, loopback only, strict SQS limits.
 set -euo pipefail
 
@@ -25,7 +25,7 @@ node-address { protocol = http, host = "127.0.0.1", port = $1, context-path = ""
 rest-sqs { enabled = true, bind-port = $1, bind-hostname = "127.0.0.1", sqs-limits = strict }
 rest-stats { enabled = false }
 CONF
-	exec setsid java -Dconfig.file="$DIR/elasticmq.conf" -cp "$DIR/lib/*" org.elasticmq.server.Main
+	exec setsid java -Dconfig.file="$DIR/elasticmq.conf" -cp "$LIB/*" org.elasticmq.server.Main
 }
 
 source "$(dirname "$0")/lib.sh"

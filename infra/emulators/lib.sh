@@ -17,6 +17,10 @@
 
 cd "$(dirname "$0")/../.."
 DIR=$PWD/.cache/$NAME
+# The jars are fetched once per machine into TOOLS_CACHE (as make's pinned
+# venvs are), named by version, so that a fresh clone starts at once.
+TOOLS_CACHE=${TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/adminapi-tools}
+LIB=$TOOLS_CACHE/$NAME-$VERSION/lib
 INSTANCE=${INSTANCE:-}
 PIDFILE=$DIR/pid$INSTANCE
 URLFILE=$DIR/url$INSTANCE
@@ -33,18 +37,19 @@ running_pid() {
 }
 
 fetch() {
-	if compgen -G "$DIR/lib/$JAR_GLOB" >/dev/null; then
+	if compgen -G "$LIB/$JAR_GLOB" >/dev/null; then
 		return
 	fi
-	# One fetch at a time, whichever instance asks first.
-	exec 8>"$DIR/fetch.lock"
-	flock -w 600 8 || { log "timed out waiting for $DIR/fetch.lock"; return 1; }
-	if compgen -G "$DIR/lib/$JAR_GLOB" >/dev/null; then
+	# One fetch at a time, whichever instance (or clone) asks first.
+	mkdir -p "$(dirname "$LIB")"
+	exec 8>"$LIB.lock"
+	flock -w 600 8 || { log "timed out waiting for $LIB.lock"; return 1; }
+	if compgen -G "$LIB/$JAR_GLOB" >/dev/null; then
 		exec 8>&-
 		return
 	fi
 	log "fetching $MAVEN_ARTIFACT $VERSION with Maven"
-	local work=$DIR/fetch.$$
+	local work=$LIB.fetch.$$
 	rm -rf "$work"
 	mkdir -p "$work"
 	cat >"$work/pom.xml" <<EOF
@@ -65,8 +70,8 @@ fetch() {
 </project>
 EOF
 	(cd "$work" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >&2)
-	rm -rf "$DIR/lib"
-	mv "$work/lib" "$DIR/lib"
+	rm -rf "$LIB"
+	mv "$work/lib" "$LIB"
 	rm -rf "$work"
 	exec 8>&-
 }

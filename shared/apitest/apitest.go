@@ -20,7 +20,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
@@ -71,9 +70,7 @@ var Stores = []struct {
 // (Deps.ProductChanged); a test may replace the hook.
 func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	t.Helper()
-	if _, _, err := seed.Load(context.Background(), st, seed.Demo); err != nil {
-		t.Fatal(err)
-	}
+	loadDemo(t, st)
 	rc := &ReadCounter{Store: st}
 	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true))
 	d.BaseURL = BaseURL
