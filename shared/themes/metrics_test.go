@@ -46,7 +46,13 @@ func TestImportMetrics(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
+		// The job writes its metric line just after the theme stops
+		// processing: wait for both lines.
 		lines := rec.With(t, metrics.ThemeImportsDone)
+		for deadline := time.Now().Add(30 * time.Second); len(lines) < 2 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			lines = rec.With(t, metrics.ThemeImportsDone)
+		}
 		if got := metricstest.Sum(lines, metrics.ThemeImportsDone); got != 1 {
 			t.Errorf("ThemeImportsDone %v, want 1", got)
 		}

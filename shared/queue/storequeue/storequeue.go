@@ -30,9 +30,16 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// PollInterval is how often an empty Receive looks again (a Send through
-// the same Queue wakes it at once).
-const PollInterval = 50 * time.Millisecond
+// An empty Receive looks again after PollInterval, then after twice as
+// long each time, up to MaxPollInterval: every look is a Query, and an idle
+// consumer looking 20 times a second kept DynamoDB busy for nothing. A Send
+// through the same Queue still wakes it at once; a message that becomes
+// visible with time (a deferral, a visibility timeout) or is sent by
+// another process is seen within MaxPollInterval.
+const (
+	PollInterval    = 50 * time.Millisecond
+	MaxPollInterval = 400 * time.Millisecond
+)
 
 // maxSendBytes bounds the encoded items of one Send transaction, well below
 // DynamoDB's 4 MB per transaction.
@@ -57,7 +64,7 @@ var (
 
 // New returns the queue name kept in st, with the visibility timeout
 // queue.Visibility. Queues are cheap; a Send wakes waiting Receives of the
-// same *Queue at once, other processes' within PollInterval.
+// same *Queue at once, other processes' within MaxPollInterval.
 func New(st store.Store, name string) *Queue {
 	return &Queue{st: st, pk: "queue#" + name, visibility: queue.Visibility, now: time.Now, sent: make(chan struct{})}
 }
@@ -151,6 +158,7 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 	max = min(max, queue.MaxReceive)
 	deadline := time.Now().Add(wait)
 	var timer *time.Timer
+	interval := PollInterval
 	for {
 		// Taken before looking, so that a Send after the look wakes us.
 		sent := q.sentChan()
@@ -162,7 +170,8 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 		if left <= 0 {
 			return nil, nil
 		}
-		d := min(left, PollInterval)
+		d := min(left, interval)
+		interval = min(2*interval, MaxPollInterval)
 		if timer == nil {
 			timer = time.NewTimer(d)
 			defer timer.Stop()
