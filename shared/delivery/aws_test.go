@@ -46,7 +46,7 @@ func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeli
 	t.Cleanup(func() { queue.Visibility = old })
 
 	ddb := dynamotest.Client(t)
-	table := dynamotest.NewTable(t)
+	table := dynamotest.NewTableWithStream(t)
 	st := dynamostore.New(ddb, table)
 	queueURL := sqstest.NewQueue(t)
 	q := sqsqueue.New(sqstest.Client(t), queueURL)

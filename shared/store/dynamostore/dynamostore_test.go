@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 // and that it tolerates an existing table.
 func TestTableShape(t *testing.T) {
 	c := dynamotest.Client(t)
-	name := dynamotest.NewTable(t)
+	name := dynamotest.NewTableWithStream(t)
 	if err := dynamostore.CreateTable(t.Context(), c, name); err != nil {
 		t.Fatalf("second CreateTable: %v", err)
 	}

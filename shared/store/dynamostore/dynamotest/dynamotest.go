@@ -91,14 +91,28 @@ func Client(t testing.TB) *dynamodb.Client {
 	return c
 }
 
-// NewTable creates a fresh, uniquely named table, deleted when the test ends.
+// NewTable creates a fresh, uniquely named table, deleted when the test
+// ends. It has no change stream (see dynamostore.WithoutStream): a test of
+// the stream asks for one with NewTableWithStream.
 func NewTable(t testing.TB) string {
+	t.Helper()
+	return newTable(t, dynamostore.WithoutStream())
+}
+
+// NewTableWithStream is NewTable with the change stream template.yaml gives
+// the table.
+func NewTableWithStream(t testing.TB) string {
+	t.Helper()
+	return newTable(t)
+}
+
+func newTable(t testing.TB, opts ...dynamostore.TableOption) string {
 	t.Helper()
 	c := Client(t)
 	name := emulatortest.Name(t, 255)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := dynamostore.CreateTable(ctx, c, name); err != nil {
+	if err := dynamostore.CreateTable(ctx, c, name, opts...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
