@@ -120,17 +120,8 @@ go_tests() {
 	((status[0] == 0 && status[2] == 0))
 }
 
-# The emulators start while vet runs: their JVMs' start-up is mostly waiting.
-vet_and_emulators() {
-	start_emulators >"$work/emulators.log" 2>&1 &
-	local pid=$! rc=0
-	vet || rc=$?
-	wait "$pid" || rc=$?
-	cat "$work/emulators.log"
-	return $rc
-}
-
-stage "vet; emulators ($instances DynamoDB Local, ElasticMQ)" vet_and_emulators
+stage vet vet
+stage "emulators ($instances DynamoDB Local, ElasticMQ)" start_emulators
 set -a
 source "$work/env"
 set +a

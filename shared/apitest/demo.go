@@ -45,7 +45,7 @@ func loadDemo(t testing.TB, st store.Store) {
 	size := 0
 	for _, it := range demoItems {
 		// DynamoDB's transaction limits: 100 items, 4 MB.
-		if len(ops) == store.MaxTransactItems || size+len(it.Data) > 3<<20 {
+		if len(ops) == store.MaxTransactItems || len(ops) > 0 && size+len(it.Data) > 3<<20 {
 			if err := st.Transact(ctx, ops...); err != nil {
 				t.Fatal(err)
 			}

@@ -72,11 +72,10 @@ const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
 // Router serves a set of routes under the conventions.
 type Router struct {
 	mux    *http.ServeMux
-	pages  *http.ServeMux      // nil when no route is a page
-	public *http.ServeMux      // the Public routes, matched before anything else
-	whole  map[string][]string // methods of each path a route names without wildcards
-	// tails holds the routes whose path has wildcards but ends in a word
-	// (/web/blogs/{blog_id}/articles/count), and tailWords those words: a
+	pages  *http.ServeMux // nil when no route is a page
+	public *http.ServeMux // the Public routes, matched before anything else
+	// tails holds the routes whose path ends in a word (/web/redirects/count,
+	// /web/blogs/{blog_id}/articles/count), and tailWords those words: a
 	// request ending in one is asked of tails before a wildcard route of
 	// another method can take the word for an id.
 	tails     *http.ServeMux
@@ -95,7 +94,7 @@ type Router struct {
 // and every authenticated call spends one call of the app's bucket (a nil
 // limiter lets every call through).
 func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Router {
-	rt := &Router{mux: http.NewServeMux(), whole: map[string][]string{}, tails: http.NewServeMux(), tailWords: map[string]bool{},
+	rt := &Router{mux: http.NewServeMux(), tails: http.NewServeMux(), tailWords: map[string]bool{},
 		identity: identity, limiter: limiter, routes: routes}
 	for i := range routes {
 		route := routes[i]
@@ -125,17 +124,9 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
 		rt.handle(rt.mux, route.Method+" "+pattern, rt.wrap(&route))
-		last := pattern[strings.LastIndexByte(pattern, '/')+1:]
-		if strings.Contains(pattern, "{") && !strings.Contains(last, "{") {
+		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
 			rt.handle(rt.tails, route.Method+" "+pattern, http.NotFoundHandler())
 			rt.tailWords[last] = true
-		}
-		if !strings.Contains(pattern, "{") {
-			if route.Method == http.MethodGet {
-				rt.whole[pattern] = append(rt.whole[pattern], http.MethodGet, http.MethodHead)
-			} else {
-				rt.whole[pattern] = append(rt.whole[pattern], route.Method)
-			}
 		}
 	}
 	// Everything else is 405 on a served path, 404 on an unknown one.
@@ -217,17 +208,14 @@ func allowed(mux *http.ServeMux, r *http.Request) []string {
 // shadowed answers 405 when r's path is one a route names in words, but r
 // matched a wildcard route of another method (PUT /web/redirects/count
 // matches PUT /web/redirects/{id}, yet the path is GET's count; so does
-// PUT /com/countries/1/provinces/count). A map lookup, so the routes served
-// pay nothing for it; a path ending in such a word asks the tails mux once,
-// and probes its methods only when it is shadowed or unknown.
+// PUT /com/countries/1/provinces/count). Only a path ending in a route's
+// word asks the tails mux, once; its methods are probed only when it is
+// shadowed or unknown.
 func (rt *Router) shadowed(w http.ResponseWriter, r *http.Request) bool {
-	allow, ok := rt.whole[r.URL.Path]
-	if !ok {
-		if !rt.tailWords[r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]] || matches(rt.tails, r) {
-			return false
-		}
-		allow = allowed(rt.tails, r)
+	if !rt.tailWords[r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]] || matches(rt.tails, r) {
+		return false
 	}
+	allow := allowed(rt.tails, r)
 	if len(allow) == 0 || slices.Contains(allow, r.Method) {
 		return false
 	}
