@@ -78,11 +78,16 @@ func moneyText(b []byte) (string, bool) {
 }
 
 // ParseMoney reads a decimal amount, rounding to cents (half away from
-// zero).
+// zero). The bound applies to the amount as sent, before rounding, as the
+// document's maximum does: 10000000000000.004 is out of range, not
+// 10000000000000.00.
 func ParseMoney(s string) (Money, error) {
 	c, err := cents(s)
 	if err != nil {
 		return 0, err
+	}
+	if new(big.Rat).Abs(c).Cmp(new(big.Rat).SetInt64(int64(MaxMoney))) > 0 {
+		return 0, ErrMoneyRange
 	}
 	num, den := c.Num(), c.Denom()
 	q, r := new(big.Int).QuoRem(num, den, new(big.Int))

@@ -45,4 +45,13 @@ func TestParseAmount(t *testing.T) {
 	if m, err := admin.ParseMoney("1.005"); err != nil || m != 101 {
 		t.Errorf("ParseMoney(1.005) = %d, %v", m, err)
 	}
+	// The bound is on the amount as sent (the document's maximum), so an
+	// amount just over it is refused, not rounded down into range; one just
+	// under it may round up to the bound.
+	for in, want := range map[string]error{"10000000000000.004": admin.ErrMoneyRange, "-10000000000000.001": admin.ErrMoneyRange,
+		"9999999999999.999": nil, "10000000000000": nil} {
+		if _, err := admin.ParseMoney(in); err != want {
+			t.Errorf("ParseMoney(%s): %v, want %v", in, err, want)
+		}
+	}
 }

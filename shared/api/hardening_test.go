@@ -341,6 +341,12 @@ func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
 		collection := created("/com/custom_collections.json", "custom_collection", `{"custom_collection":{"title":"B"}}`)
 		article := created(news+".json", "article", `{"article":{"title":"A"}}`)
 		service := created("/admin/fulfillment_services.json", "fulfillment_service", `{"fulfillment_service":{"name":"Nulls"}}`)
+		commented := idOf(e.Do("POST", news+".json", `{"article":{"title":"Commented"}}`).Expect(t, 201).Object(t, "article"))
+		comment := created("/web/comments.json", "comment", fmt.Sprintf(
+			`{"comment":{"body":"Hi","author":"Ann","email":"ann@example.com","blog_id":241253187,"article_id":%d}}`, commented))
+		country := created("/com/countries.json", "country", `{"country":{"code":"DE"}}`)
+		smart := created("/com/smart_collections.json", "smart_collection",
+			`{"smart_collection":{"title":"S","rules":[{"column":"title","relation":"contains","condition":"a"}]}}`)
 		for _, c := range []struct{ path, body, field string }{
 			{page, `{"page":{"title":null}}`, "title"},
 			{page, `{"page":{"published":null}}`, "published"},
@@ -354,6 +360,15 @@ func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
 			{"/com/variants/808950810.json", `{"variant":{"weight":null}}`, "weight"},
 			{"/com/variants/808950810.json", `{"variant":{"old_inventory_quantity":null}}`, "old_inventory_quantity"},
 			{service, `{"fulfillment_service":{"requires_shipping_method":null}}`, "requires_shipping_method"},
+			{comment, `{"comment":{"body":null}}`, "body"},
+			{comment, `{"comment":{"author":null}}`, "author"},
+			{page, `{"page":{"author":null}}`, "author"},
+			{article, `{"article":{"author":null}}`, "author"},
+			{article, `{"article":{"handle":null}}`, "handle"},
+			{article, `{"article":{"body_html":null}}`, "body_html"},
+			{"/com/variants/808950810.json", `{"variant":{"inventory_quantity_adjustment":null}}`, "inventory_quantity_adjustment"},
+			{smart, `{"smart_collection":{"handle":null}}`, "handle"},
+			{country, `{"country":{"price_based_shipping_rates":null}}`, "price_based_shipping_rates"},
 		} {
 			fieldError(t, e.Do("PUT", c.path, c.body), c.field)
 		}
@@ -365,9 +380,10 @@ func TestNullIsRefusedWhereTheDocumentRefusesIt(t *testing.T) {
 		api.Redirects, api.ScriptTags, api.Webhooks, api.Blogs, api.Countries)
 }
 
-// A query parameter given with an empty value is 400 naming it, never taken
-// for absent (which would answer a list the client did not ask for).
-func TestEmptyQueryValuesAreRefused(t *testing.T) {
+// A query parameter given with an empty value, or twice, is 400 naming it,
+// never taken for absent or for its first value (either would answer a list
+// the client did not ask for).
+func TestEmptyOrRepeatedQueryValuesAreRefused(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		for _, c := range []struct{ path, param string }{
 			{"/web/redirects.json?limit=", "limit"},
@@ -375,6 +391,9 @@ func TestEmptyQueryValuesAreRefused(t *testing.T) {
 			{"/web/redirects/count.json?path=", "path"},
 			{"/web/redirects.json?page_info=", "page_info"},
 			{"/admin/fulfillment_services.json?scope=", "scope"},
+			{"/web/script_tags.json?src=null&src=null", "src"},
+			{"/web/script_tags/count.json?limit=2&src=a&src=b", "src"},
+			{"/web/redirects.json?path=%2Fa&limit=1&limit=2", "limit"},
 		} {
 			r := e.Do("GET", c.path, nil).Expect(t, http.StatusBadRequest)
 			if errs, _ := r.JSON(t)["errors"].(map[string]any); errs[c.param] == nil {
@@ -382,5 +401,5 @@ func TestEmptyQueryValuesAreRefused(t *testing.T) {
 			}
 		}
 		e.Do("GET", "/web/redirects.json?limit=2", nil).Expect(t, http.StatusOK)
-	}, api.Redirects, api.FulfillmentServices)
+	}, api.Redirects, api.FulfillmentServices, api.ScriptTags)
 }

@@ -3629,7 +3629,7 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 	doc := loadOpenAPI(t)
 	shared := map[string]bool{}
 	pats, _ := doc.root["components"].(map[string]any)["x-patterns"].(map[string]any)
-	for _, name := range []string{"text", "line", "nonBlank", "nonBlankLine", "trimmedName"} {
+	for _, name := range []string{"text", "line", "nonBlank", "nonBlankLine", "trimmedName", "assetKey"} {
 		p, _ := pats[name].(string)
 		if p == "" {
 			t.Fatalf("x-patterns has no %s", name)
@@ -3650,6 +3650,11 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 		"nonBlank":     {[]string{"a", " a\n\tb "}, []string{"", " \t\n", "a\x00", "\u0085", "a\x0b"}},
 		"nonBlankLine": {[]string{"a", " a b "}, []string{"", " ", "a\tb", "a\nb", "a\x00"}},
 		"trimmedName":  {[]string{"abc", "a b"}, []string{" abc", "abc ", "a\tb", "a\nb", "a\x00b", "a\u0085b"}},
+		// theme.ValidKey's rule: a known bucket, then segments neither blank,
+		// "." nor "..", without white space at either end.
+		"assetKey": {[]string{"templates/index.liquid", "assets/a b.css", "assets/...", "assets/.x", "snippets/a/b.liquid", "assets/é"},
+			[]string{"assets/.", "assets/..", "x/a.css", "assets", "assets/ a", "assets/a ", "assets/a\tb", "assets/a\x00",
+				"assets//a", "assets/a/", "assets\\a", "/assets/a", "assets/a\u0085b", "assets/\u00a0a"}},
 	} {
 		r := re(pats[name].(string))
 		for _, s := range c.ok {
@@ -3705,7 +3710,7 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 			case p == "":
 				t.Errorf("%s (%s): a request string without a pattern", at, key)
 			case shared[p]:
-				if singleLine[key] && p != pats["line"] && p != pats["nonBlankLine"] && p != pats["trimmedName"] {
+				if singleLine[key] && p != pats["line"] && p != pats["nonBlankLine"] && p != pats["trimmedName"] && p != pats["assetKey"] {
 					t.Errorf("%s (%s): a single-line field with a pattern that allows line breaks", at, key)
 				}
 			default:

@@ -266,9 +266,9 @@ func sortNames(s []string) {
 // Input is the body of an article create or update.
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle"`
-	Author         *string                `json:"author"`
-	BodyHTML       *string                `json:"body_html"`
+	Handle         *string                `json:"handle" null:"refuse"`
+	Author         *string                `json:"author" null:"refuse"`
+	BodyHTML       *string                `json:"body_html" null:"refuse"`
 	SummaryHTML    *string                `json:"summary_html"`
 	Tags           *string                `json:"tags" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`

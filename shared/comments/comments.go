@@ -59,8 +59,8 @@ const (
 
 // Input is the body of a comment create or update.
 type Input struct {
-	Body      *string `json:"body"`
-	Author    *string `json:"author"`
+	Body      *string `json:"body" null:"refuse"`
+	Author    *string `json:"author" null:"refuse"`
 	Email     *string `json:"email" null:"refuse"`
 	IP        *string `json:"ip"`
 	UserAgent *string `json:"user_agent"`

@@ -32,7 +32,7 @@ type Input struct {
 	Tax                          country.Number                    `json:"tax"`
 	TaxName                      admin.Optional[string]            `json:"tax_name"`
 	Provinces                    []ProvinceInput                   `json:"provinces" null:"refuse"`
-	PriceBasedShippingRates      admin.Optional[[]PriceRateInput]  `json:"price_based_shipping_rates"`
+	PriceBasedShippingRates      admin.Optional[[]PriceRateInput]  `json:"price_based_shipping_rates" null:"refuse"`
 	WeightBasedShippingRates     admin.Optional[[]WeightRateInput] `json:"weight_based_shipping_rates" null:"refuse"`
 	CarrierShippingRateProviders admin.Optional[[]json.RawMessage] `json:"carrier_shipping_rate_providers"`
 }

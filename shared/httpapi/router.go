@@ -314,7 +314,7 @@ func (rt *Router) wrap(route *Route) http.Handler {
 					ctx = context.WithValue(ctx, identityCtxKey{}, rt.identity) // WritePaged signs with it
 				}
 				r = r.WithContext(ctx)
-				err = refuseEmpty(r.URL.Query())
+				err = checkQuery(r.URL.Query())
 				if err == nil && r.Method == http.MethodGet {
 					r, err = expandPageInfo(ctx, r, rt.identity)
 				}
@@ -333,20 +333,30 @@ func (rt *Router) wrap(route *Route) http.Handler {
 	})
 }
 
-// refuseEmpty answers a query parameter given without a value (?limit=,
-// ?updated_at_min=) with 400 naming it: taking it for absent would list
-// what the client did not ask for, and no parameter has an empty meaning.
-func refuseEmpty(q url.Values) error {
-	first, found := "", false
+// checkQuery answers a query parameter given without a value (?limit=,
+// ?updated_at_min=) or given twice (?src=a&src=b) with 400 naming it:
+// taking it for absent would list what the client did not ask for, no
+// parameter has an empty meaning, and only a name ending in [] is a list by
+// repetition (address_ids[]=1&address_ids[]=2; other lists are
+// comma-separated, ids=1,2), so a second value is never silently dropped.
+func checkQuery(q url.Values) error {
+	first, msg := "", ""
 	for name, values := range q {
-		if slices.Contains(values, "") && (!found || name < first) {
-			first, found = name, true // the least name: the same answer every time
+		bad := ""
+		switch {
+		case slices.Contains(values, ""):
+			bad = "must not be empty"
+		case len(values) > 1 && !strings.HasSuffix(name, "[]"):
+			bad = "must be given once"
+		}
+		if bad != "" && (msg == "" || name < first) {
+			first, msg = name, bad // the least name: the same answer every time
 		}
 	}
-	if !found {
+	if msg == "" {
 		return nil
 	}
-	return admin.BadParam(first, "must not be empty")
+	return admin.BadParam(first, msg)
 }
 
 // wrapPublic serves a Public route: no token, no bucket, no body, and

@@ -43,7 +43,7 @@ type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
 	Handle         *string                `json:"handle" null:"refuse"`
 	BodyHTML       *string                `json:"body_html" null:"refuse"`
-	Author         *string                `json:"author"`
+	Author         *string                `json:"author" null:"refuse"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	Published      *bool                  `json:"published" null:"refuse"`
 	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`

@@ -3,6 +3,7 @@ package scripttags
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
@@ -28,9 +29,18 @@ func Routes(d *platform.Deps) []httpapi.Route {
 
 const wrapper, plural = "script_tag", "script_tags"
 
+// parseFilter reads the src and date filters. A src that is not an
+// absolute URL (the document's format: uri) could never match a stored
+// tag: 400 naming it, rather than an empty list that looks like an answer.
 func parseFilter(q url.Values, shop *admin.Shop) (Filter, error) {
+	src := q.Get("src")
+	if src != "" {
+		if u, err := url.Parse(src); err != nil || !u.IsAbs() || strings.ContainsAny(src, " \t\r\n<>\"") {
+			return Filter{}, admin.BadParam("src", "must be an absolute URL")
+		}
+	}
 	stamps, err := dates.ParseStamps(q, shop.Location())
-	return Filter{Src: q.Get("src"), Stamps: stamps}, err
+	return Filter{Src: src, Stamps: stamps}, err
 }
 
 // present moves the timestamps into the shop's zone for output.

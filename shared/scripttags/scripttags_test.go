@@ -110,6 +110,15 @@ func TestScriptTagFilters(t *testing.T) {
 		if c := e.Do("GET", "/web/script_tags/count.json", nil).JSON(t)["count"]; c != 3.0 {
 			t.Fatalf("count %v", c)
 		}
+		// A src that is no absolute URL could match nothing: 400 naming it.
+		for _, bad := range []string{"null", "a.js", "https://example.com/a b.js"} {
+			for _, path := range []string{"/web/script_tags.json", "/web/script_tags/count.json"} {
+				r := e.Do("GET", path+"?src="+url.QueryEscape(bad), nil).Expect(t, 400)
+				if errs, _ := r.JSON(t)["errors"].(map[string]any); errs["src"] == nil {
+					t.Errorf("%s?src=%s: %s", path, bad, r.Body)
+				}
+			}
+		}
 		created, _ := time.Parse(time.RFC3339, a["created_at"].(string))
 		before := created.Add(-time.Hour).Format(time.RFC3339)
 		after := created.Add(time.Hour).Format(time.RFC3339)

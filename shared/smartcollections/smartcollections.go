@@ -171,7 +171,7 @@ func (c *SmartCollection) Subject() events.Subject {
 // Input is the body of a smart collection create or update.
 type Input struct {
 	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle"`
+	Handle         *string                `json:"handle" null:"refuse"`
 	BodyHTML       admin.Optional[string] `json:"body_html"`
 	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
 	SortOrder      *string                `json:"sort_order" null:"refuse"`

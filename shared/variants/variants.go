@@ -26,6 +26,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -55,7 +56,7 @@ type Input struct {
 
 	InventoryQuantity           *int64 `json:"inventory_quantity" null:"refuse"`
 	OldInventoryQuantity        *int64 `json:"old_inventory_quantity" null:"refuse"`
-	InventoryQuantityAdjustment *int64 `json:"inventory_quantity_adjustment"`
+	InventoryQuantityAdjustment *int64 `json:"inventory_quantity_adjustment" null:"refuse"`
 }
 
 const (
@@ -210,8 +211,12 @@ func (in *Input) apply(v *catalog.Variant, create bool) error {
 			v.ImageID = &id
 		}
 	}
-	if in.Position != nil && *in.Position < 1 {
+	switch {
+	case in.Position == nil:
+	case *in.Position < 1:
 		val.Add("position", "must be greater than 0")
+	case *in.Position > ids.Max: // the document's bound: a position beyond it is not one a JSON client can hold
+		val.Add("position", fmt.Sprintf("must be less than or equal to %d", ids.Max))
 	}
 	in.validateQuantities(&val)
 	metafields.ValidateInputs(&val, in.Metafields)

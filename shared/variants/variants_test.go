@@ -245,6 +245,7 @@ func TestValidation(t *testing.T) {
 			{map[string]any{"option1": "X", "fulfillment_service": " "}, `{"errors":{"fulfillment_service":["can't be blank"]}}`},
 			{map[string]any{"option1": "X", "image_id": 123}, `{"errors":{"image_id":["is invalid"]}}`},
 			{map[string]any{"option1": "X", "position": 0}, `{"errors":{"position":["must be greater than 0"]}}`},
+			{map[string]any{"option1": "X", "position": int64(1) << 53}, `{"errors":{"position":["must be less than or equal to 9007199254740991"]}}`},
 			{map[string]any{"option1": "X", "title": nil}, `{"errors":{"title":["must be a string"]}}`},
 			{map[string]any{"option1": strings.Repeat("x", 256)}, `{"errors":{"option1":["is too long (maximum is 255 characters)"]}}`},
 			{map[string]any{"option1": "Red"}, `{"errors":{"base":["The variant 'Red' already exists."]}}`},
