@@ -1,14 +1,28 @@
 package addresses
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Create(ctx context.Context, cid int64, in *Input) (Address, error)
+	Delete(ctx context.Context, cid int64, ids ...int64) error
+	Set(ctx context.Context, cid int64, operation string, ids []int64) error
+	Get(ctx context.Context, cid int64, id int64) (Address, error)
+	List(ctx context.Context, cid int64, sinceID int64, w records.Window) ([]Address, records.Span, error)
+	SetDefault(ctx context.Context, cid int64, id int64) (Address, error)
+	Update(ctx context.Context, cid int64, id int64, in *Input) (Address, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the customer address endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
@@ -105,24 +119,15 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 // set applies operation to the addresses of address_ids[] (also read as
-// repeated address_ids); destroy is the only operation.
+// address_ids, given once); destroy is the only operation.
 func (h handler) set(w http.ResponseWriter, r *http.Request) error {
 	cid, err := httpapi.ParseID(r, "customer_id")
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	var v admin.Validation
-	switch op := q.Get("operation"); op {
-	case "destroy":
-	case "":
-		v.Add("operation", admin.MsgBlank)
-	default:
-		v.Add("operation", "is not included in the list")
-	}
-	raw := append(q["address_ids[]"], q["address_ids"]...)
 	var list []int64
-	for _, s := range raw {
+	for _, s := range append(q["address_ids[]"], q["address_ids"]...) {
 		id, err := httpapi.ParseIDParam(map[string][]string{"address_ids[]": {s}}, "address_ids[]")
 		if err != nil {
 			return err
@@ -132,16 +137,7 @@ func (h handler) set(w http.ResponseWriter, r *http.Request) error {
 		}
 		list = append(list, id)
 	}
-	switch {
-	case len(list) == 0:
-		v.Add("address_ids", admin.MsgBlank)
-	case len(list) > MaxSet:
-		v.Add("address_ids", admin.TooMany(MaxSet, "ids"))
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	if err := h.Delete(r.Context(), cid, list...); err != nil {
+	if err := h.Set(r.Context(), cid, q.Get("operation"), list); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)

@@ -255,6 +255,31 @@ func (s Service) Update(ctx context.Context, cid, id int64, in *Input) (Address,
 	return a, err
 }
 
+// Set applies a bulk operation to addresses of a customer (set.json):
+// "destroy", the only one, deletes them all or none (see Delete). The
+// operation and the list are validated first: blank or unknown
+// `operation`, no ids or more than MaxSet are 422.
+func (s Service) Set(ctx context.Context, cid int64, operation string, ids []int64) error {
+	var v admin.Validation
+	switch operation {
+	case "destroy":
+	case "":
+		v.Add("operation", admin.MsgBlank)
+	default:
+		v.Add("operation", "is not included in the list")
+	}
+	switch {
+	case len(ids) == 0:
+		v.Add("address_ids", admin.MsgBlank)
+	case len(ids) > MaxSet:
+		v.Add("address_ids", admin.TooMany(MaxSet, "ids"))
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	return s.Delete(ctx, cid, ids...)
+}
+
 // Delete removes addresses of a customer (one for the delete endpoint,
 // several for set.json with destroy): none when one of them is unknown (404)
 // or the default (422), checked against the default item in the same

@@ -1,13 +1,20 @@
 package apipermissions
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Uninstall(ctx context.Context) error
+}
+
+type handler struct{ operations }
 
 // Routes returns the uninstall endpoint (no scope: any app may leave).
 func Routes(d *platform.Deps) []httpapi.Route {

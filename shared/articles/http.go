@@ -1,6 +1,7 @@
 package articles
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,9 +12,23 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Authors(ctx context.Context) ([]string, error)
+	Count(ctx context.Context, blogID int64, f *Filter) (int, error)
+	Create(ctx context.Context, blogID int64, in *Input) (Article, error)
+	Delete(ctx context.Context, blogID int64, id int64) error
+	Get(ctx context.Context, blogID int64, id int64) (Article, error)
+	List(ctx context.Context, blogID int64, f *Filter, sinceID int64, w records.Window) ([]Article, records.Span, error)
+	Tags(ctx context.Context, blogID int64, q TagsQuery) ([]string, error)
+	Update(ctx context.Context, blogID int64, id int64, in *Input) (Article, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the article endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
@@ -40,15 +55,9 @@ func parseFilter(q url.Values, shop *admin.Shop) (Filter, error) {
 	return f, err
 }
 
-// blogFrom reads the {blog_id} of the path; an unknown blog is 404, before
-// anything else of the request is read.
-func (h handler) blogFrom(r *http.Request) (*Blog, error) {
-	id, err := httpapi.ParseID(r, "blog_id")
-	if err != nil {
-		return nil, err
-	}
-	return LookupBlog(r.Context(), h.Store, id)
-}
+// blogFrom reads the {blog_id} of the path; the operations look the blog
+// up (an unknown blog is 404).
+func blogFrom(r *http.Request) (int64, error) { return httpapi.ParseID(r, "blog_id") }
 
 func present(a *Article, shop *admin.Shop) {
 	loc := shop.Location()
@@ -62,7 +71,7 @@ func present(a *Article, shop *admin.Shop) {
 
 func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	shop := admin.ShopFrom(r.Context())
-	blog, err := h.blogFrom(r)
+	blogID, err := blogFrom(r)
 	if err != nil {
 		return err
 	}
@@ -74,7 +83,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, span, err := h.List(r.Context(), blog, &f, pg.SinceID, pg.Window())
+	list, span, err := h.List(r.Context(), blogID, &f, pg.SinceID, pg.Window())
 	if err != nil {
 		return err
 	}
@@ -85,7 +94,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) count(w http.ResponseWriter, r *http.Request) error {
-	blog, err := h.blogFrom(r)
+	blogID, err := blogFrom(r)
 	if err != nil {
 		return err
 	}
@@ -93,7 +102,7 @@ func (h handler) count(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.Count(r.Context(), blog, &f)
+	n, err := h.Count(r.Context(), blogID, &f)
 	if err != nil {
 		return err
 	}
@@ -118,7 +127,7 @@ func (h handler) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) create(w http.ResponseWriter, r *http.Request) error {
-	blog, err := h.blogFrom(r)
+	blogID, err := blogFrom(r)
 	if err != nil {
 		return err
 	}
@@ -126,7 +135,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	a, err := h.Create(r.Context(), blog, &in)
+	a, err := h.Create(r.Context(), blogID, &in)
 	if err != nil {
 		return err
 	}
@@ -135,7 +144,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) update(w http.ResponseWriter, r *http.Request) error {
-	blog, err := h.blogFrom(r)
+	blogID, err := blogFrom(r)
 	if err != nil {
 		return err
 	}
@@ -147,7 +156,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	a, err := h.Update(r.Context(), blog, id, &in)
+	a, err := h.Update(r.Context(), blogID, id, &in)
 	if err != nil {
 		return err
 	}
@@ -156,7 +165,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
-	blog, err := h.blogFrom(r)
+	blogID, err := blogFrom(r)
 	if err != nil {
 		return err
 	}
@@ -164,7 +173,7 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Delete(r.Context(), blog, id); err != nil {
+	if err := h.Delete(r.Context(), blogID, id); err != nil {
 		return err
 	}
 	return httpapi.WriteDeleted(w)
@@ -182,7 +191,7 @@ func (h handler) authors(w http.ResponseWriter, r *http.Request) error {
 
 // tags answers {"tags": [...]}: popular=1 orders by use, limit caps the list.
 func (h handler) tags(w http.ResponseWriter, r *http.Request) error {
-	blog, err := h.blogFrom(r)
+	blogID, err := blogFrom(r)
 	if err != nil {
 		return err
 	}
@@ -202,7 +211,7 @@ func (h handler) tags(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return admin.BadParam("popular", "must be 1 or 0")
 	}
-	list, err := h.Tags(r.Context(), blog, tq)
+	list, err := h.Tags(r.Context(), blogID, tq)
 	if err != nil {
 		return err
 	}

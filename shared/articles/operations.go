@@ -28,7 +28,11 @@ type Service struct{ *platform.Deps }
 // most one article, found through its guard (a page without neighbours);
 // other filters read their source (Filter.source): keys and, for Ref
 // entries, a GetItem per article.
-func (s Service) List(ctx context.Context, blog *Blog, f *Filter, sinceID int64, w records.Window) ([]Article, records.Span, error) {
+func (s Service) List(ctx context.Context, blogID int64, f *Filter, sinceID int64, w records.Window) ([]Article, records.Span, error) {
+	blog, err := LookupBlog(ctx, s.Store, blogID)
+	if err != nil {
+		return nil, records.Span{}, err
+	}
 	if f.Handle != "" {
 		a, err := s.byHandle(ctx, blog, f, sinceID)
 		if err != nil || a == nil || w.Offset > 0 || w.Cursor.Key != "" {
@@ -63,7 +67,11 @@ func (s Service) byHandle(ctx context.Context, blog *Blog, f *Filter, sinceID in
 // needs the article).
 // It takes every filter of the list, not only the date filters and
 // published_status the spec names.
-func (s Service) Count(ctx context.Context, blog *Blog, f *Filter) (int, error) {
+func (s Service) Count(ctx context.Context, blogID int64, f *Filter) (int, error) {
+	blog, err := LookupBlog(ctx, s.Store, blogID)
+	if err != nil {
+		return 0, err
+	}
 	switch {
 	case f.empty():
 		return records.Count(ctx, s.Store, BlogIndex(blog.ID))
@@ -98,7 +106,11 @@ func (s Service) Get(ctx context.Context, blogID, id int64) (Article, error) {
 // Create adds an article to the blog: the article, its handle claim, the
 // blog's count, author and tag counters, image chunks, metafields and an
 // Article event in one transaction.
-func (s Service) Create(ctx context.Context, blog *Blog, in *Input) (Article, error) {
+func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, error) {
+	blog, err := LookupBlog(ctx, s.Store, blogID)
+	if err != nil {
+		return Article{}, err
+	}
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	now := admin.Now()
 	rec := record{Article: Article{BlogID: blog.ID, Author: app.Name, CreatedAt: now, UpdatedAt: now}}
@@ -151,13 +163,17 @@ func (s Service) Create(ctx context.Context, blog *Blog, in *Input) (Article, er
 // Update changes the blog's article id: an optimistic update of the
 // article with its handle claim, counters, image chunks, metafields and an
 // Article event.
-func (s Service) Update(ctx context.Context, blog *Blog, id int64, in *Input) (Article, error) {
+func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) (Article, error) {
+	blog, err := LookupBlog(ctx, s.Store, blogID)
+	if err != nil {
+		return Article{}, err
+	}
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	var rec record
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
 	claimAt := -1
-	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+	err = records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec = record{}
 		if err := records.Decode(it, &rec); err != nil {
 			return nil, err
@@ -219,10 +235,14 @@ func (s Service) Update(ctx context.Context, blog *Blog, id int64, in *Input) (A
 // and metafields in one transaction; when they would not fit in one, the
 // image and metafields are removed by further transactions after the
 // article, and so are its comments (comments.DeleteOfArticleOps).
-func (s Service) Delete(ctx context.Context, blog *Blog, id int64) error {
+func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
+	blog, err := LookupBlog(ctx, s.Store, blogID)
+	if err != nil {
+		return err
+	}
 	app := admin.AppFrom(ctx)
 	var rest []store.Op
-	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+	err = records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		var rec record
 		if err := records.Decode(it, &rec); err != nil {
 			return nil, err
@@ -284,7 +304,11 @@ func (s Service) Authors(ctx context.Context) ([]string, error) {
 // with q.Popular by how many articles use them (most first, ties
 // alphabetically); q.Limit caps the list. The per-blog tag counters
 // (articletag#<blog id>/<tag>) make it one Query.
-func (s Service) Tags(ctx context.Context, blog *Blog, q TagsQuery) ([]string, error) {
+func (s Service) Tags(ctx context.Context, blogID int64, q TagsQuery) ([]string, error) {
+	blog, err := LookupBlog(ctx, s.Store, blogID)
+	if err != nil {
+		return nil, err
+	}
 	list, counts, err := names(ctx, s.Store, tagPartition(blog.ID))
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package charges
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -8,9 +9,22 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Activate(ctx context.Context, appID int64, id int64) (Charge, error)
+	Cancel(ctx context.Context, appID int64, id int64) (Charge, error)
+	Confirmation(ctx context.Context, id int64, secret string) (Charge, string, error)
+	Create(ctx context.Context, appID int64, in *Input) (Charge, error)
+	Decide(ctx context.Context, id int64, secret string, token string, accept bool) (Charge, string, error)
+	Get(ctx context.Context, appID int64, id int64) (Charge, error)
+	List(ctx context.Context, appID int64, sinceID int64, w records.Window) ([]Charge, records.Span, error)
+}
+
+type handler struct{ operations }
 
 const wrapper, plural = "recurring_application_charge", "recurring_application_charges"
 
@@ -137,12 +151,8 @@ func (h handler) decide(w http.ResponseWriter, r *http.Request, accept bool) err
 		return admin.Errorf(admin.EBADREQUEST, "Unreadable form")
 	}
 	secret := r.PathValue("secret")
-	c, err := h.Decide(r.Context(), id, secret, r.PostForm.Get("csrf_token"), accept)
+	c, appName, err := h.Decide(r.Context(), id, secret, r.PostForm.Get("csrf_token"), accept)
 	if errors.Is(err, ErrNotPending) {
-		c, appName, err := h.Confirmation(r.Context(), id, secret)
-		if err != nil {
-			return err
-		}
 		return h.writePage(w, http.StatusConflict, &c, appName)
 	}
 	if err != nil {

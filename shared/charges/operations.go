@@ -210,8 +210,21 @@ func (s Service) bySecret(ctx context.Context, id int64, secret string) (Charge,
 
 // Decide records the shop owner's answer on the page: accepted (with
 // billing_on: the end of the trial if activated now) or declined. The same
-// answer again is a no-op; another status is ErrNotPending with the charge.
-func (s Service) Decide(ctx context.Context, id int64, secret, token string, accept bool) (Charge, error) {
+// answer again is a no-op; another status is ErrNotPending with the charge
+// and its app's name, what the page then shows.
+func (s Service) Decide(ctx context.Context, id int64, secret, token string, accept bool) (Charge, string, error) {
+	c, err := s.decide(ctx, id, secret, token, accept)
+	if !errors.Is(err, ErrNotPending) {
+		return c, "", err
+	}
+	app, err := auth.App(ctx, s.Store, c.APIClientID)
+	if err != nil {
+		return c, "", err
+	}
+	return c, app.Name, ErrNotPending
+}
+
+func (s Service) decide(ctx context.Context, id int64, secret, token string, accept bool) (Charge, error) {
 	var c Charge
 	err := records.Retry(ctx, func() (bool, error) {
 		var it store.Item

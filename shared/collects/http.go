@@ -1,15 +1,27 @@
 package collects
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, f Filter) (int, error)
+	Create(ctx context.Context, in Input) (Collect, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (Collect, error)
+	List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Collect, records.Span, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the collect endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

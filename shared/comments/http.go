@@ -14,9 +14,25 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Approve(ctx context.Context, id int64) (Comment, error)
+	Count(ctx context.Context, f *Filter) (int, error)
+	Create(ctx context.Context, in *Input, client Client) (Comment, error)
+	Get(ctx context.Context, id int64) (Comment, error)
+	List(ctx context.Context, f *Filter, sinceID int64, w records.Window) ([]Comment, records.Span, error)
+	NotSpam(ctx context.Context, id int64) (Comment, error)
+	Remove(ctx context.Context, id int64) (Comment, error)
+	Restore(ctx context.Context, id int64) (Comment, error)
+	Spam(ctx context.Context, id int64) (Comment, error)
+	Update(ctx context.Context, id int64, in *Input) (Comment, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the comment endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

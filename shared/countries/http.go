@@ -1,14 +1,31 @@
 package countries
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/countries/country"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context) (int, error)
+	CountProvinces(ctx context.Context, countryID int64) (int, error)
+	Create(ctx context.Context, in *Input) (country.Country, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (country.Country, error)
+	List(ctx context.Context, sinceID int64) ([]country.Country, error)
+	Province(ctx context.Context, countryID int64, id int64) (country.Province, error)
+	Provinces(ctx context.Context, countryID int64, sinceID int64) ([]country.Province, error)
+	Update(ctx context.Context, id int64, in *Input) (country.Country, error)
+	UpdateProvince(ctx context.Context, countryID int64, id int64, in *ProvinceInput) (country.Province, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the country and province endpoints. The delete is also
 // served under /admin, the root of the spec's delete example.

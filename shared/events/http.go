@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,7 +15,16 @@ import (
 	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, created dates.Range) (int, error)
+	Get(ctx context.Context, id int64) (Event, error)
+	List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Event, records.Span, error)
+	OfSubject(ctx context.Context, subjectType string, id int64, sinceID int64, w records.Window) ([]Event, records.Span, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the events log endpoints (the Events operations). Events need no
 // scope: every installed app may read the shop's log.

@@ -1,6 +1,7 @@
 package fulfillmentservices
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -9,7 +10,17 @@ import (
 	"github.com/storeadmin/adminapi/shared/platform"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Create(ctx context.Context, in *Input) (FulfillmentService, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (*FulfillmentService, error)
+	List(ctx context.Context, f Filter) ([]FulfillmentService, error)
+	Update(ctx context.Context, id int64, in *Input) (FulfillmentService, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the fulfillment service endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

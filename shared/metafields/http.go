@@ -1,6 +1,7 @@
 package metafields
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
 const (
@@ -33,7 +35,18 @@ var (
 	order            = ownerPath{resource: OwnerOrder, param: "order_id"}
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, o Owner, f *Filter) (int, error)
+	Create(ctx context.Context, o Owner, in *Input) (Metafield, error)
+	Delete(ctx context.Context, o *Owner, id int64) error
+	Get(ctx context.Context, o *Owner, id int64) (Metafield, error)
+	List(ctx context.Context, o Owner, f *Filter, sinceID int64, w records.Window) ([]Metafield, records.Span, error)
+	Update(ctx context.Context, o *Owner, id int64, in *Input) (Metafield, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the metafield endpoints (the Metafields operations) on both
 // roots, and the nested paths of every other owner. lookups checks that an owner

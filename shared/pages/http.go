@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -8,9 +9,21 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, f Filter) (int, error)
+	Create(ctx context.Context, in *Input) (Page, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (Page, error)
+	List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Page, records.Span, error)
+	Update(ctx context.Context, id int64, in *Input) (Page, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the page endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

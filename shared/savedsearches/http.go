@@ -1,14 +1,28 @@
 package savedsearches
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, sinceID int64) (int, error)
+	Create(ctx context.Context, in *Input) (SavedSearch, error)
+	Customers(ctx context.Context, id int64, order Order, w records.Window) ([]Customer, records.Span, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (SavedSearch, error)
+	List(ctx context.Context, sinceID int64, w records.Window) ([]SavedSearch, records.Span, error)
+	Update(ctx context.Context, id int64, in *Input) (SavedSearch, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the customer saved search endpoints; the delete is also
 // served on /admin, the root of the spec's example request.

@@ -1,6 +1,7 @@
 package scripttags
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,9 +10,21 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, f Filter) (int, error)
+	Create(ctx context.Context, in *Input) (ScriptTag, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (ScriptTag, error)
+	List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]ScriptTag, records.Span, error)
+	Update(ctx context.Context, id int64, in *Input) (ScriptTag, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the script tag endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

@@ -1,6 +1,7 @@
 package smartcollections
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -10,9 +11,21 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, f *collection.Filter) (int, error)
+	Create(ctx context.Context, in *Input) (SmartCollection, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (SmartCollection, error)
+	List(ctx context.Context, f *collection.Filter, sinceID int64, w records.Window) ([]SmartCollection, records.Span, error)
+	Update(ctx context.Context, id int64, in *Input) (SmartCollection, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the smart collection endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

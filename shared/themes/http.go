@@ -1,6 +1,7 @@
 package themes
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -10,7 +11,22 @@ import (
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Asset(ctx context.Context, themeID int64, key string, base string) (AssetAnswer, error)
+	Assets(ctx context.Context, themeID int64, base string) ([]AssetAnswer, error)
+	Create(ctx context.Context, in *Input) (theme.Theme, error)
+	Delete(ctx context.Context, id int64) (theme.Theme, error)
+	DeleteAsset(ctx context.Context, themeID int64, key string) error
+	Get(ctx context.Context, id int64) (theme.Theme, error)
+	List(ctx context.Context) ([]theme.Theme, error)
+	PublicFile(ctx context.Context, themeID int64, name string) (theme.AssetRecord, []byte, error)
+	PutAsset(ctx context.Context, themeID int64, in *AssetInput, base string) (AssetAnswer, error)
+	Update(ctx context.Context, id int64, in *Input) (theme.Theme, error)
+}
+
+type handler struct{ operations }
 
 // MaxAssetBody is the body limit of an asset PUT: a Base64 attachment of a
 // MaxAssetSize asset and its JSON.

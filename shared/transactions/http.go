@@ -1,14 +1,25 @@
 package transactions
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, orderID int64) (int, error)
+	Create(ctx context.Context, orderID int64, in *Input) (Transaction, error)
+	Get(ctx context.Context, orderID int64, id int64) (Transaction, error)
+	List(ctx context.Context, orderID int64, sinceID int64, w records.Window) ([]Transaction, records.Span, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the order transaction endpoints (the Transactions operations).
 func Routes(d *platform.Deps) []httpapi.Route {

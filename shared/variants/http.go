@@ -1,6 +1,7 @@
 package variants
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,9 +9,21 @@ import (
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, pid int64) (int, error)
+	Create(ctx context.Context, pid int64, in *Input) (catalog.Variant, error)
+	Delete(ctx context.Context, pid int64, id int64) error
+	Get(ctx context.Context, id int64) (catalog.Variant, error)
+	List(ctx context.Context, pid int64, sinceID int64, w records.Window) ([]catalog.Variant, records.Span, error)
+	Update(ctx context.Context, id int64, in *Input) (catalog.Variant, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the variant endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,9 +10,21 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
-type handler struct{ Service }
+// operations are what the handlers call: Service implements them, and
+// a handler reaches nothing else (no store, no queue).
+type operations interface {
+	Count(ctx context.Context, f Filter) (int, error)
+	Create(ctx context.Context, in *Input) (Webhook, error)
+	Delete(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (*Webhook, error)
+	List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Webhook, records.Span, error)
+	Update(ctx context.Context, id int64, in *Input) (Webhook, error)
+}
+
+type handler struct{ operations }
 
 // Routes returns the webhook endpoints. Webhooks need no scope: every app
 // manages its own.
