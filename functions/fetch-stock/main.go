@@ -1,5 +1,5 @@
 // Command fetch-stock is the hourly fetch_stock (the Fulfillment services
-// operations, part 8): on an EventBridge schedule it asks every fulfillment
+// operations): on an EventBridge schedule it asks every fulfillment
 // service with inventory_management for the stock of all its SKUs
 // (providers.FetchStock) and returns the run's summary.
 package main

@@ -1,5 +1,5 @@
 // Command fetch-tracking-numbers is the hourly fetch_tracking_numbers (the
-// Fulfillment services operations, part 8): on an EventBridge schedule it asks
+// Fulfillment services operations): on an EventBridge schedule it asks
 // every fulfillment service with tracking_support for the tracking numbers of its
 // completed fulfillments that have none yet (providers.FetchTrackingNumbers) and
 // returns the run's summary.

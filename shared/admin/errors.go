@@ -110,7 +110,7 @@ func Invalid(field, message string) error {
 	return &Error{Code: EINVALID, Fields: map[string][]string{field: {message}}}
 }
 
-// Validation messages of spec part 7, verbatim.
+// Validation messages of the contract, verbatim (docs/openapi.yaml quotes them).
 const (
 	MsgBlank       = "can't be blank"
 	MsgNotInList   = "is not included in the list"

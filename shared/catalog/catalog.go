@@ -30,7 +30,7 @@ const (
 	OrderPartition   = "variantorder"
 	// InventoryNum is the atomic number holding a variant's stock level.
 	InventoryNum = "inventory_quantity"
-	// MaxVariants is the limit of schema Variant and part 8.
+	// MaxVariants is the most variants a product has (schema Variant).
 	MaxVariants = 100
 )
 

@@ -243,7 +243,7 @@ func errPriceType() error {
 	return &json.UnmarshalTypeError{Value: "price", Type: reflect.TypeFor[float64]()}
 }
 
-// Messages of the input rules beyond part 7's.
+// Messages of the input rules beyond the contract's validation messages.
 const (
 	MsgPositive      = "must be greater than zero"
 	MsgNotANumber    = "is not a number"

@@ -45,7 +45,7 @@ type Collect struct {
 	UpdatedAt    admin.Time `json:"updated_at"`
 }
 
-// Messages beyond part 7.
+// Messages beyond the contract's own validation messages.
 const (
 	MsgUnknown   = "does not exist"
 	MsgDuplicate = "already exists in this collection"

@@ -158,6 +158,12 @@ func TestCreateValidation(t *testing.T) {
 		wantError(t, e.Do("POST", list, M{"country": M{"code": "AU", "carrier_shipping_rate_providers": []any{M{"id": 1}}}}), "carrier_shipping_rate_providers", "must be an empty array")
 		wantError(t, e.Do("POST", list, M{"country": M{"code": "AU", "tax_name": strings.Repeat("x", 256)}}), "tax_name", "is too long")
 		wantError(t, e.Do("POST", list, M{"country": M{"code": "AU", "provinces": []any{M{"code": "ZZ", "tax": 0.1}}}}), "provinces", `code "ZZ" is not a province of Australia`)
+		// A new country has no provinces or rates to name by id yet (the
+		// document's create schema allows only a null id).
+		wantError(t, e.Do("POST", list, M{"country": M{"code": "AU", "provinces": []any{M{"id": 7, "tax": 0.1}}}}), "provinces", `id 7 is not a province of Australia`)
+		wantError(t, e.Do("POST", list, M{"country": M{"code": "AU", "price_based_shipping_rates": []any{M{"id": 8, "name": "A", "price": 1}}}}),
+			"price_based_shipping_rates", "id 8 is not a rate of this country")
+		e.Do("POST", list, M{"country": M{"code": "AU", "provinces": []any{M{"id": nil, "code": "NSW", "tax": 0.1}}}}).Expect(t, 201)
 		e.Do("POST", list, M{"code": "AU"}).Expect(t, 400)
 		e.Do("POST", list, `{"country": `).Expect(t, 400)
 	}, api.Countries)

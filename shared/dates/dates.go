@@ -1,6 +1,6 @@
 // Package dates reads the timestamps requests carry: the <x>_min/<x>_max
-// filters of convention 8 in the three forms of convention 9, and timestamp
-// fields of bodies. Whatever it accepts lies in years 1-9999, in UTC and in
+// filters in their three forms (ISO 8601 with an offset, "YYYY-MM-DD HH:MM",
+// "YYYY-MM-DD"), and timestamp fields of bodies. Whatever it accepts lies in years 1-9999, in UTC and in
 // the shop's zone, so that it can be stored and shown.
 package dates
 
@@ -14,7 +14,7 @@ import (
 
 // Range is a <x>_min/<x>_max filter. Min and Max are zero when absent.
 // Inclusive makes both ends at-or-after / at-or-before (events); otherwise
-// they are strict (after, before), as convention 8 says.
+// they are strict (after, before), as the contract says.
 type Range struct {
 	Min, Max  time.Time
 	Inclusive bool
@@ -61,7 +61,7 @@ func (r Range) Seconds() (from, to time.Time) {
 	return from, to
 }
 
-// ParseRange reads <name>_min and <name>_max in any of convention 9's forms:
+// ParseRange reads <name>_min and <name>_max in any of the three forms:
 // "YYYY-MM-DD HH:MM", "YYYY-MM-DD" (both read in the shop's time zone,
 // loc) and ISO 8601 with an offset. A bad value is 400 naming the parameter.
 func ParseRange(q url.Values, name string, loc *time.Location) (Range, error) {

@@ -44,7 +44,7 @@ const wrapper, plural = "event", "events"
 
 func parseDates(q url.Values, shop *admin.Shop) (dates.Range, error) {
 	r, err := dates.ParseRange(q, "created_at", shop.Location())
-	r.Inclusive = true // events: at-or-after, at-or-before (convention 8)
+	r.Inclusive = true // events: at-or-after, at-or-before (docs/spec-gaps.md)
 	return r, err
 }
 

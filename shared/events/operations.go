@@ -19,7 +19,7 @@ type Service struct{ *platform.Deps }
 
 // Filter is the list filters, each read from keys: Types are the types'
 // GSI1 partitions (merged), Verb the verb's index entries (within types,
-// their GSI1 partitions), and the Created range (inclusive, convention 8)
+// their GSI1 partitions), and the Created range (inclusive: events take at-or-after and at-or-before, docs/spec-gaps.md)
 // a range of ids.
 type Filter struct {
 	Types   []string // subject types, in SubjectTypes order, no duplicates

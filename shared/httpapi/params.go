@@ -13,7 +13,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/records"
 )
 
-// Paging limits of convention 8 and part 8.
+// Paging limits: limit 1..250, default 50 (docs/openapi.yaml, Query parameters).
 const (
 	DefaultLimit = 50
 	MaxLimit     = 250

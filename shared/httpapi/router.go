@@ -1,4 +1,4 @@
-// Package httpapi implements the HTTP conventions of spec part 1 once: the
+// Package httpapi implements the HTTP conventions once (docs/openapi.yaml's introduction): the
 // .json routing, authentication and scopes, request ids, JSON bodies and
 // errors, paging, fields and date filters. Resource packages declare Routes
 // and call these helpers; they never write headers or error bodies themselves.

@@ -151,7 +151,7 @@ func (m *Metafield) Item(version int64) store.Item {
 	}
 }
 
-// Validate checks one metafield's fields as schema Metafield and part 7 say,
+// Validate checks one metafield's fields as schema Metafield says,
 // adding messages under prefix+field ("" for the metafield resource itself,
 // "metafields." inside another resource's input).
 func (in *Input) Validate(v *admin.Validation, prefix string) {

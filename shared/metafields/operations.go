@@ -13,7 +13,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Messages of the metafields endpoints beyond part 7's.
+// Messages of the metafields endpoints beyond the contract's validation messages.
 const (
 	MsgTaken     = "must be unique within this namespace"
 	MsgImmutable = "can't be changed after creation"

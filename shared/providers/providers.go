@@ -1,5 +1,5 @@
 // Package providers calls the fulfillment services' callback endpoints
-// (docs/openapi.yaml: the Fulfillment services operations, part 8): the hourly
+// (docs/openapi.yaml: the Fulfillment services operations): the hourly
 // fetch_stock of every SKU a service manages (FetchStock), the single-SKU
 // fetch_stock when a managed variant is created or changed in the admin (RunJobs,
 // FetchStockOne) and the hourly fetch_tracking_numbers of the completed

@@ -145,7 +145,7 @@ func TestCRUD(t *testing.T) {
 			t.Errorf("count since_id %v", n)
 		}
 
-		// validation: part 7's messages
+		// validation: the contract's messages
 		wantError(t, e.Do("POST", root+".json", M{"customer_saved_search": M{"query": "tag:vip"}}), 422, "name", "can't be blank")
 		wantError(t, e.Do("POST", root+".json", M{"customer_saved_search": M{"name": "x", "query": "  "}}), 422, "search_terms", "can't be blank")
 		wantError(t, e.Do("POST", root+".json", M{"customer_saved_search": M{"name": "x"}}), 422, "search_terms", "can't be blank")

@@ -34,7 +34,7 @@ const (
 // Roles lists the role values, in the order the document gives them.
 var Roles = []string{RoleMain, RoleMobile, RoleUnpublished}
 
-// MaxThemes is part 8's limit: one main and at most 19 unpublished.
+// MaxThemes is the limit of themes a shop has: one main and at most 19 unpublished.
 const MaxThemes = 20
 
 // MainID is the id of the theme every shop starts with (seed).
