@@ -24,5 +24,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(providers.ScheduleHandler(deps, providers.FetchStock))
+	lambda.Start(providers.ScheduleHandler(deps.Deps, providers.FetchStock))
 }

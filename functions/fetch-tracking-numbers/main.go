@@ -25,5 +25,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(providers.ScheduleHandler(deps, providers.FetchTrackingNumbers))
+	lambda.Start(providers.ScheduleHandler(deps.Deps, providers.FetchTrackingNumbers))
 }

@@ -23,5 +23,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(providers.StreamHandler(deps))
+	lambda.Start(providers.StreamHandler(deps.Deps))
 }

@@ -22,5 +22,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(themes.SQSHandler(deps))
+	lambda.Start(themes.SQSHandler(deps.Deps))
 }

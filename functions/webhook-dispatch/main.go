@@ -22,5 +22,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(delivery.SQSHandler(deps.Queue, api.Dispatcher(deps, cfg)))
+	lambda.Start(delivery.SQSHandler(deps.Queue, api.Dispatcher(deps.Deps, cfg)))
 }

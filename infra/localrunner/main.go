@@ -96,7 +96,7 @@ func run() error {
 	// POST /_local/jobs/<name> (local runner only).
 	jobs := pollJobs()
 	for _, j := range jobs {
-		mux.Handle("POST /_local/jobs/"+j.name, jobHandler(deps, j))
+		mux.Handle("POST /_local/jobs/"+j.name, jobHandler(deps.Deps, j))
 	}
 
 	// The webhook pipeline, in process: the outbox pump fans notifications
@@ -108,7 +108,7 @@ func run() error {
 	pipelineDone.Add(4)
 	go func() {
 		defer pipelineDone.Done()
-		themes.ConsumeImports(pipeline, deps)
+		themes.ConsumeImports(pipeline, deps.Deps)
 	}()
 	go func() {
 		defer pipelineDone.Done()
@@ -116,11 +116,11 @@ func run() error {
 	}()
 	go func() {
 		defer pipelineDone.Done()
-		delivery.Consume(pipeline, deps.Queue, api.Dispatcher(deps, cfg), deliveryWorkers)
+		delivery.Consume(pipeline, deps.Queue, api.Dispatcher(deps.Deps, cfg), deliveryWorkers)
 	}()
 	go func() {
 		defer pipelineDone.Done()
-		runJobs(pipeline, deps, jobs, cfg.PollInterval)
+		runJobs(pipeline, deps.Deps, jobs, cfg.PollInterval)
 	}()
 	defer func() { stopPipeline(); pipelineDone.Wait() }()
 
@@ -158,7 +158,7 @@ func loadSeed(ctx context.Context, cfg config.Config, st store.Store) error {
 		if err != nil {
 			return err
 		}
-		_, sum, err := seed.Load(ctx, st, data)
+		_, sum, err := seed.Load(ctx, st, data, api.SeedChecks...)
 		if err != nil {
 			return err
 		}

@@ -167,11 +167,21 @@ func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 // exists turns a records.Get into a metafields.Lookup answer.
 func exists(_ store.Item, err error) (int64, error) { return 0, err }
 
+// Deps are what the composition root builds once per process: the
+// dependencies every resource group is made of, and the call limiter that
+// only the HTTP layer uses (so that platform.Deps, which every resource
+// reaches, does not carry it).
+type Deps struct {
+	*platform.Deps
+	// Limiter paces each app's calls; nil when RATE_LIMIT=off.
+	Limiter ratelimit.Limiter
+}
+
 // Handler serves the given groups under the HTTP conventions.
-func Handler(d *platform.Deps, groups ...Group) *httpapi.Router {
+func Handler(d *Deps, groups ...Group) *httpapi.Router {
 	var routes []httpapi.Route
 	for _, g := range groups {
-		routes = append(routes, g.Routes(d)...)
+		routes = append(routes, g.Routes(d.Deps)...)
 	}
 	rt := httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
 	rt.Base = baseURL(d.BaseURL)
@@ -203,7 +213,7 @@ func baseURL(configured string) func(*http.Request) string {
 
 // Open sets up logging and metrics, opens the configured store and queues,
 // builds the deps (NewDeps) and picks the configured rate limiter.
-func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
+func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
 	metrics.SetNamespace(cfg.MetricsNamespace)
 	st, err := OpenStore(ctx, cfg)
@@ -214,7 +224,7 @@ func Open(ctx context.Context, cfg config.Config) (*platform.Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations))
+	d := &Deps{Deps: NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations))}
 	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {
 		client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)

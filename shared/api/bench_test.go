@@ -291,7 +291,7 @@ func BenchmarkRedirectGetRateLimited(b *testing.B) {
 			var tick atomic.Int64
 			tick.Store(time.Now().UnixNano())
 			now := func() time.Time { return time.Unix(0, tick.Add(int64(time.Second))) }
-			d := *e.Deps
+			d := api.Deps{Deps: e.Deps}
 			if mode == "memory" {
 				d.Limiter = &ratelimit.Memory{Now: now}
 			} else {

@@ -35,7 +35,7 @@ func TestOpenWiresMembership(t *testing.T) {
 	if _, _, err := seed.Load(context.Background(), deps.Store, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
-	membershipFollowsVariants(t, &apitest.Env{T: t, Deps: deps, Handler: api.Handler(deps, api.Variants, api.Collections)})
+	membershipFollowsVariants(t, &apitest.Env{T: t, Deps: deps.Deps, Handler: api.Handler(deps, api.Variants, api.Collections)})
 }
 
 // membershipFollowsVariants creates a smart collection of the products

@@ -1112,7 +1112,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	// With the demo app's bucket full, every operation is 429 with the
 	// documented body and headers, before any work.
 	s.t = t
-	full := *env.Deps
+	full := api.Deps{Deps: env.Deps}
 	frozen := time.Now()
 	full.Limiter = &ratelimit.Memory{Now: func() time.Time { return frozen }}
 	handler := env.Handler

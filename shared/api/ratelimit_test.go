@@ -31,7 +31,7 @@ func limitedHandlers(t *testing.T, st store.Store, shared bool, n int, clock *fr
 	e := apitest.New(t, st, api.Redirects)
 	var out []http.Handler
 	for range n {
-		d := *e.Deps
+		d := api.Deps{Deps: e.Deps}
 		if shared {
 			d.Limiter = &ratelimit.Shared{Store: st, Now: clock.now}
 		} else {
@@ -153,8 +153,7 @@ func (brokenLimiter) Take(context.Context, *admin.App) (ratelimit.Decision, erro
 // A bucket that cannot be read lets calls through rather than failing them.
 func TestCallLimitUnavailableLetsCallsThrough(t *testing.T) {
 	e := apitest.New(t, apitest.OpenEmbedded(t), api.Redirects)
-	d := *e.Deps
-	d.Limiter = brokenLimiter{}
+	d := api.Deps{Deps: e.Deps, Limiter: brokenLimiter{}}
 	if w := call(api.Handler(&d, api.Redirects), apitest.DemoToken); w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}

@@ -88,7 +88,7 @@ func TestLambdaBaseIsTheGatewayDomain(t *testing.T) {
 	e := apitest.New(t, apitest.OpenEmbedded(t), api.Billing)
 	d := *e.Deps
 	d.BaseURL = ""
-	proxy := httpadapter.NewV2(api.Handler(&d, api.Billing)).ProxyWithContext
+	proxy := httpadapter.NewV2(api.Handler(&api.Deps{Deps: &d}, api.Billing)).ProxyWithContext
 	for domain, want := range map[string]string{
 		"abc123.execute-api.us-east-1.amazonaws.com": "https://abc123.execute-api.us-east-1.amazonaws.com/admin/",
 		"evil_example.com":                           "/admin/",

@@ -74,7 +74,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	rc := &ReadCounter{Store: st}
 	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true))
 	d.BaseURL = BaseURL
-	return &Env{T: t, Deps: d, Handler: api.Handler(d, groups...), Reads: rc}
+	return &Env{T: t, Deps: d, Handler: api.Handler(&api.Deps{Deps: d}, groups...), Reads: rc}
 }
 
 // ForEachStore runs fn once per store, each with a freshly seeded Env.

@@ -41,7 +41,7 @@ func TestConfirmationPageInBrowser(t *testing.T) {
 		// known once it listens and set before it serves.
 		srv := httptest.NewUnstartedServer(nil)
 		e.Deps.BaseURL = "http://" + srv.Listener.Addr().String()
-		srv.Config.Handler = api.Handler(e.Deps, api.Billing)
+		srv.Config.Handler = api.Handler(&api.Deps{Deps: e.Deps}, api.Billing)
 		srv.Start()
 		defer srv.Close()
 		var mu sync.Mutex

@@ -96,7 +96,10 @@ func messages(ctx context.Context, st store.Store, notificationID int64, subs ma
 	list, ok := subs[n.Topic]
 	switch {
 	case n.Webhooks != nil: // fixed at the change: the webhooks may be gone
-		list = n.Webhooks
+		list = nil
+		if err := json.Unmarshal(n.Webhooks, &list); err != nil {
+			return nil, err
+		}
 		for i := range list {
 			list[i].AppID = n.AppID // not part of the webhooks' JSON
 		}

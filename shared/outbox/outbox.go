@@ -12,13 +12,13 @@ package outbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
-	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
 // Notification is one firing of a topic.
@@ -35,15 +35,15 @@ type Notification struct {
 	AppID         int64      `json:"app_id,omitempty"` // only this app's webhooks (app/uninstalled)
 	TriggeredAt   admin.Time `json:"triggered_at"`
 	// Clock is the topic's subscription clock read before the change
-	// committed (webhooks.Clock): only webhooks whose subscription tick is
+	// committed (Clock): only webhooks whose subscription tick is
 	// at most this get the notification. Absent in notifications written
 	// before clocks existed, which go to every subscriber.
 	Clock *int64 `json:"clock,omitempty"`
 	// Webhooks, when set, are the subscribers, copied as they were at the
-	// change (webhooks of AppID about to be deleted; the fan-out sets their
-	// AppID, which their JSON lacks) and sent to without reading the
-	// topic's subscribers.
-	Webhooks []webhooks.Webhook `json:"webhooks,omitempty"`
+	// change (a JSON array of webhooks of AppID about to be deleted, as the
+	// webhooks package writes them; the fan-out sets their AppID, which
+	// their JSON lacks) and sent to without reading the topic's subscribers.
+	Webhooks json.RawMessage `json:"webhooks,omitempty"`
 }
 
 // NotificationTTL outlives the retry window of every delivery.
@@ -71,12 +71,12 @@ func MetafieldsOf(resource string, id int64) Option {
 // OnlyApp restricts delivery to one app's webhooks.
 func OnlyApp(appID int64) Option { return func(n *Notification) { n.AppID = appID } }
 
-// ToWebhooks fixes the subscribers: copies of ws, webhooks of one app
-// (appID) that the change deletes right after, so that the fan-out, however
-// late, still finds them. Their size counts toward the notification item's
-// 400 KB.
-func ToWebhooks(appID int64, ws []webhooks.Webhook) Option {
-	return func(n *Notification) { n.AppID, n.Webhooks = appID, ws }
+// ToWebhooks fixes the subscribers: copies of ws (the webhooks package's
+// records, as JSON), webhooks of one app (appID) that the change deletes
+// right after, so that the fan-out, however late, still finds them. Their
+// size counts toward the notification item's 400 KB.
+func ToWebhooks(appID int64, ws any) Option {
+	return func(n *Notification) { n.AppID, n.Webhooks = appID, records.Encode(ws) }
 }
 
 // Notify returns the writes that fire topic with payload (the resource
@@ -86,7 +86,7 @@ func ToWebhooks(appID int64, ws []webhooks.Webhook) Option {
 // the transaction, not ahead of time: the webhooks that subscribe after the
 // read do not get this notification.
 func Notify(ctx context.Context, st store.Store, gen *ids.Generator, topic, resource string, payload any, opts ...Option) ([]store.Op, error) {
-	clock, err := webhooks.Clock(ctx, st, topic)
+	clock, err := Clock(ctx, st, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -100,4 +100,41 @@ func Notify(ctx context.Context, st store.Store, gen *ids.Generator, topic, reso
 		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),
 		store.Put(store.Item{PK: Partition, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: expires}, store.IfAbsent, 0),
 	}, nil
+}
+
+// The subscription clock orders subscriptions against changes: a webhook
+// subscribing to a topic takes a tick (Tick) before its own write, a change
+// firing the topic reads the clock (Clock) while building its transaction,
+// and a notification goes to the webhooks whose tick is at most what its
+// change read. It lives here, beside Notify, because both sides of that
+// order meet here; the webhooks package takes ticks.
+
+// clockKey addresses a topic's subscription clock.
+func clockKey(topic string) store.Key { return store.Key{PK: "webhook#clock", SK: topic} }
+
+const clockNum = "n"
+
+// Clock reads a topic's subscription clock: the last tick a subscription to
+// the topic took (0 before the first). One GetItem.
+func Clock(ctx context.Context, st store.Store, topic string) (int64, error) {
+	it, err := st.Get(ctx, clockKey(topic))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return it.Nums[clockNum], nil
+}
+
+// Tick advances a topic's subscription clock and returns the new value: a
+// webhook subscribing to the topic stores it (before its own write, so
+// every change that reads the clock after this sees a value at least as
+// large). A tick whose webhook is never written is only a skipped value.
+func Tick(ctx context.Context, st store.Store, topic string) (int64, error) {
+	it, err := st.Add(ctx, clockKey(topic), store.Always, map[string]int64{clockNum: 1})
+	if err != nil {
+		return 0, err
+	}
+	return it.Nums[clockNum], nil
 }

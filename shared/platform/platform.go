@@ -9,7 +9,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/queue"
-	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -24,8 +23,6 @@ type Deps struct {
 	// ThemeImports carries theme zip imports to the theme-import function
 	// (SQS in AWS, the store locally).
 	ThemeImports queue.Queue
-	// Limiter paces each app's calls; nil when RATE_LIMIT=off.
-	Limiter ratelimit.Limiter
 	// BaseURL is the service's public address (PUBLIC_BASE_URL,
 	// "https://api.example.com"), the base of every absolute URL the
 	// service answers; "" in Lambda means the domain API Gateway received

@@ -8,6 +8,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -88,7 +89,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 	}
 	var err error
 	claimAt := -1
-	if wh.Subscribed, err = tick(ctx, s.Store, wh.Topic); err != nil {
+	if wh.Subscribed, err = outbox.Tick(ctx, s.Store, wh.Topic); err != nil {
 		return wh, err
 	}
 	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
@@ -124,7 +125,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 			return nil, err
 		}
 		if wh.Topic != oldTopic { // a new subscription: changes of the new topic from now on
-			if wh.Subscribed, err = tick(ctx, s.Store, wh.Topic); err != nil {
+			if wh.Subscribed, err = outbox.Tick(ctx, s.Store, wh.Topic); err != nil {
 				return nil, err
 			}
 		}

@@ -33,8 +33,6 @@
 package webhooks
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -220,38 +218,6 @@ var Indexer = records.Indexer{
 		w, err := decode(it)
 		return records.Rewritten{Item: *it, Entries: w.entries()}, err
 	},
-}
-
-// clockKey addresses a topic's subscription clock.
-func clockKey(topic string) store.Key { return store.Key{PK: "webhook#clock", SK: topic} }
-
-const clockNum = "n"
-
-// Clock reads a topic's subscription clock: the last tick a subscription to
-// the topic took (0 before the first). A change firing the topic reads it
-// before it commits; the webhooks subscribed since have larger ticks. One
-// GetItem.
-func Clock(ctx context.Context, st store.Store, topic string) (int64, error) {
-	it, err := st.Get(ctx, clockKey(topic))
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return it.Nums[clockNum], nil
-}
-
-// tick advances a topic's subscription clock and returns the new value:
-// a webhook subscribing to the topic stores it (before its own write, so
-// every change that reads the clock after this sees a value at least as
-// large). A tick whose webhook is never written is only a skipped value.
-func tick(ctx context.Context, st store.Store, topic string) (int64, error) {
-	it, err := st.Add(ctx, clockKey(topic), store.Always, map[string]int64{clockNum: 1})
-	if err != nil {
-		return 0, err
-	}
-	return it.Nums[clockNum], nil
 }
 
 // SubscribedBy reports whether a webhook was subscribed to its topic when a
