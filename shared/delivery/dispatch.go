@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -10,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -402,16 +400,9 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 func (d *Dispatcher) send(ctx context.Context, address string, body []byte, headers *[6][2]string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, address, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	for _, h := range headers {
-		req.Header[h[0]] = []string{h[1]} // canonical names
-	}
-	res, _, err := d.Client.Do(req, maxResponse)
-	if res != nil {
-		return res.StatusCode, nil // a big answer is still an answer
+	status, _, err := d.Client.Send(ctx, outbound.Request{Method: "POST", URL: address, Header: headers[:], Body: body}, maxResponse)
+	if status != 0 {
+		return status, nil // a big answer is still an answer
 	}
 	return 0, err
 }

@@ -6,6 +6,7 @@
 package outbound
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -183,6 +184,41 @@ func (c *Client) Do(req *http.Request, maxBytes int64) (*http.Response, []byte, 
 		return res, nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, maxBytes)
 	}
 	return res, body, nil
+}
+
+// Request is a request to an address a user gave: the webhook deliveries
+// and the fulfillment providers' callbacks build these, not net/http
+// requests, so that the one client is the only code that speaks HTTP out.
+type Request struct {
+	Method, URL string
+	// Header holds name and value pairs, names as they go on the wire.
+	Header [][2]string
+	Body   []byte
+}
+
+// ErrInvalidRequest: the request cannot be made (a malformed URL).
+var ErrInvalidRequest = errors.New("invalid request")
+
+// Send makes r within ctx and reads at most maxBytes of the answer. The
+// status is the answer's even when err reports its body too large (a big
+// answer is still an answer); 0 when none came.
+func (c *Client) Send(ctx context.Context, r Request, maxBytes int64) (status int, body []byte, err error) {
+	var rd io.Reader
+	if r.Body != nil {
+		rd = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	for _, h := range r.Header {
+		req.Header[h[0]] = []string{h[1]}
+	}
+	res, body, err := c.Do(req, maxBytes)
+	if res != nil {
+		status = res.StatusCode
+	}
+	return status, body, err
 }
 
 // Get downloads rawURL, which must answer 2xx within the limits.

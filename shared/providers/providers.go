@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -181,17 +180,15 @@ func call(ctx context.Context, d *platform.Deps, svc *fulfillmentservices.Fulfil
 	u := strings.TrimRight(*svc.CallbackURL, "/") + "/" + action + "." + format + "?" + query.Encode()
 	ctx, cancel := context.WithTimeout(ctx, outbound.TotalTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
+	status, body, err := d.Outbound.Send(ctx, outbound.Request{Method: "GET", URL: u, Header: [][2]string{{"Accept", "application/" + format}}}, MaxAnswer)
+	if errors.Is(err, outbound.ErrInvalidRequest) {
 		return nil, providerError("invalid callback_url: %v", err)
 	}
-	req.Header.Set("Accept", "application/"+format)
-	res, body, err := d.Outbound.Do(req, MaxAnswer)
 	if err != nil {
 		return nil, providerError("%s.%s: %s", action, format, describe(err))
 	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, providerError("%s.%s: the provider answered %d", action, format, res.StatusCode)
+	if status < 200 || status > 299 {
+		return nil, providerError("%s.%s: the provider answered %d", action, format, status)
 	}
 	return body, nil
 }
