@@ -1,13 +1,7 @@
 package api_test
 
 import (
-	"go/ast"
-	"go/importer"
-	"go/parser"
-	"go/token"
 	"go/types"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,15 +57,7 @@ var crossResourceCalls = map[string]string{
 // another Resources package, and holds them to crossResourceCalls.
 func TestCrossResourceCalls(t *testing.T) {
 	table := layerTable(t)
-	exports := exportData(t)
-	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok {
-			return nil, os.ErrNotExist
-		}
-		return os.Open(f)
-	})
+	fset, imp := exportImporter(t)
 	var resources, callers []string
 	for _, l := range table {
 		switch l.name {
@@ -84,22 +70,7 @@ func TestCrossResourceCalls(t *testing.T) {
 	}
 	found := map[string]bool{}
 	for _, pkg := range callers {
-		var files []*ast.File
-		sources, _ := filepath.Glob(filepath.Join("../..", pkg, "*.go"))
-		for _, src := range sources {
-			if strings.HasSuffix(src, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, src, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
-		}
-		info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
-		if _, err := (&types.Config{Importer: imp}).Check(module+pkg, fset, files, info); err != nil {
-			t.Fatalf("%s: %v", pkg, err)
-		}
+		info, _ := typeCheck(t, fset, imp, pkg)
 		for id, obj := range info.Uses {
 			fn, ok := obj.(*types.Func)
 			if !ok || fn.Pkg() == nil || !fn.Exported() {

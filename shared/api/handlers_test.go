@@ -23,42 +23,14 @@ import (
 // platform.Deps, fails it, however it was reached (an embedded field, a
 // type assertion, a helper's result).
 func TestHandlersCannotReachTheStore(t *testing.T) {
-	exports := exportData(t)
-	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok {
-			return nil, os.ErrNotExist
-		}
-		return os.Open(f)
-	})
+	fset, imp := exportImporter(t)
 	files, err := filepath.Glob("../*/http.go")
 	if err != nil || len(files) < 20 {
 		t.Fatalf("http.go files: %v, %v", files, err)
 	}
 	for _, httpFile := range files {
-		dir := filepath.Dir(httpFile)
-		pkgPath := module + "shared/" + filepath.Base(dir)
-		var parsed []*ast.File
-		var handlers *ast.File
-		sources, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, src := range sources {
-			if strings.HasSuffix(src, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, src, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parsed = append(parsed, f)
-			if src == httpFile {
-				handlers = f
-			}
-		}
-		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
-		if _, err := (&types.Config{Importer: imp}).Check(pkgPath, fset, parsed, info); err != nil {
-			t.Fatalf("%s: %v", pkgPath, err)
-		}
+		info, parsed := typeCheck(t, fset, imp, "shared/"+filepath.Base(filepath.Dir(httpFile)))
+		handlers := parsed[filepath.Base(httpFile)]
 		reported := map[token.Pos]bool{}
 		ast.Inspect(handlers, func(n ast.Node) bool {
 			e, ok := n.(ast.Expr)
@@ -82,6 +54,49 @@ func TestHandlersCannotReachTheStore(t *testing.T) {
 			return true
 		})
 	}
+}
+
+// exportImporter imports the module's packages and their dependencies
+// from compiled export data (go list -export), so that a test can
+// type-check a package's source in about a second, without a new
+// dependency.
+func exportImporter(t *testing.T) (*token.FileSet, types.Importer) {
+	exports := exportData(t)
+	fset := token.NewFileSet()
+	return fset, importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok {
+			return nil, os.ErrNotExist
+		}
+		return os.Open(f)
+	})
+}
+
+// typeCheck parses and type-checks the non-test files of the module's
+// package pkg ("shared/redirects"), returning the uses, types and
+// selections of its expressions and its files by name.
+func typeCheck(t *testing.T, fset *token.FileSet, imp types.Importer, pkg string) (*types.Info, map[string]*ast.File) {
+	t.Helper()
+	byName := map[string]*ast.File{}
+	var files []*ast.File
+	sources, _ := filepath.Glob(filepath.Join("../..", pkg, "*.go"))
+	for _, src := range sources {
+		if strings.HasSuffix(src, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, src, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		byName[filepath.Base(src)] = f
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Selections: map[*ast.SelectorExpr]*types.Selection{},
+		Uses: map[*ast.Ident]types.Object{}}
+	if _, err := (&types.Config{Importer: imp}).Check(module+pkg, fset, files, info); err != nil {
+		t.Fatalf("%s: %v", pkg, err)
+	}
+	return info, byName
 }
 
 // fromPackage reports whether t (or what it points to) is a named type

@@ -7,7 +7,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/collects"
-	"github.com/storeadmin/adminapi/shared/customcollections/collection"
+	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -144,7 +144,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	now := admin.Now()
 	rec := collection.Record{
-		Collection: collection.Collection{PublishedScope: collection.PublishedScope, SortOrder: collection.DefaultSortOrder, UpdatedAt: now},
+		Collection: collection.Collection{Fields: collection.Fields{PublishedScope: collection.PublishedScope, SortOrder: collection.DefaultSortOrder, UpdatedAt: now}},
 		CreatedAt:  now,
 	}
 	img, err := in.apply(&rec, true)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/customcollections/collection"
+	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -151,7 +151,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	now := admin.Now()
 	rec := record{
-		SmartCollection: SmartCollection{PublishedScope: "global", SortOrder: DefaultSortOrder, UpdatedAt: now, Rules: []Rule{}},
+		SmartCollection: SmartCollection{Fields: collection.Fields{PublishedScope: "global", SortOrder: DefaultSortOrder, UpdatedAt: now}, Rules: []Rule{}},
 		RulesVersion:    1,
 	}
 	_, img, err := in.apply(&rec, true)

@@ -29,7 +29,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/customcollections/collection"
+	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
@@ -82,19 +82,10 @@ func ProductMembersIndex(productID int64) string {
 
 // SmartCollection is the returned record (schema SmartCollection).
 type SmartCollection struct {
-	ID             int64         `json:"id"`
-	Title          string        `json:"title"`
-	Handle         string        `json:"handle"`
-	BodyHTML       *string       `json:"body_html"`
-	Image          *images.Image `json:"image,omitempty"`
-	PublishedAt    admin.Time    `json:"published_at"`
-	PublishedScope string        `json:"published_scope"`
-	SortOrder      string        `json:"sort_order"`
-	TemplateSuffix *string       `json:"template_suffix"`
-	UpdatedAt      admin.Time    `json:"updated_at"`
-	ProductsCount  int64         `json:"products_count"`
-	Disjunctive    bool          `json:"disjunctive"`
-	Rules          []Rule        `json:"rules"`
+	collection.Fields
+	ProductsCount int64  `json:"products_count"`
+	Disjunctive   bool   `json:"disjunctive"`
+	Rules         []Rule `json:"rules"`
 }
 
 // record is the stored form: the collection without its count (an atomic

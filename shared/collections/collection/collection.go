@@ -48,8 +48,9 @@ const (
 // Key addresses a custom collection.
 func Key(id int64) store.Key { return store.Key{PK: Partition, SK: records.IDSK(id)} }
 
-// Collection is the returned record.
-type Collection struct {
+// Fields are the properties both kinds of collection answer with, in
+// their order; each kind adds its own after them.
+type Fields struct {
 	ID             int64         `json:"id"`
 	Title          string        `json:"title"`
 	Handle         string        `json:"handle"`
@@ -60,6 +61,11 @@ type Collection struct {
 	SortOrder      string        `json:"sort_order"`
 	TemplateSuffix *string       `json:"template_suffix"`
 	UpdatedAt      admin.Time    `json:"updated_at"`
+}
+
+// Collection is the returned custom collection.
+type Collection struct {
+	Fields
 	// ProductsCount is filled from the item's number by single-item reads.
 	ProductsCount *int64 `json:"products_count,omitempty"`
 }
@@ -278,10 +284,10 @@ const FrontpageHandle = "frontpage"
 // IfAbsent put, or the claim) when it was written before.
 func FrontpageOps(now admin.Time) []store.Op {
 	r := Record{
-		Collection: Collection{
+		Collection: Collection{Fields: Fields{
 			ID: FrontpageID, Title: "Frontpage", Handle: FrontpageHandle, PublishedAt: now,
 			PublishedScope: PublishedScope, SortOrder: DefaultSortOrder, UpdatedAt: now,
-		},
+		}},
 		CreatedAt: now,
 	}
 	it := r.Item(1, map[string]int64{ProductsCount: 0, CollectSeq: 0})
