@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/storeadmin/adminapi/shared/articles"
-	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
+	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"

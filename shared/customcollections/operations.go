@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
+	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"

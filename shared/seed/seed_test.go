@@ -123,7 +123,7 @@ func TestMistypedCustomersAreRefused(t *testing.T) {
 		"created_at":   `{"id": 5, "created_at": "last tuesday"}`,
 		"addresses":    `{"id": 5, "addresses": [{"id": "six"}]}`,
 	} {
-		_, err := seed.Parse([]byte(`{"shop": {"id": 1, "domain": "s.example.com"}, "customers": [` + customer + `]}`), api.SeedChecks...)
+		_, err := seed.Parse([]byte(`{"shop": {"id": 1, "domain": "s.example.com"}, "customers": [`+customer+`]}`), api.SeedChecks...)
 		if err == nil || !strings.Contains(err.Error(), "customers[0]") {
 			t.Errorf("%s: %v", field, err)
 		}
