@@ -26,7 +26,7 @@ type handler struct{ operations }
 
 // Routes returns the customer address endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeCustomers
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/customers/{customer_id}/addresses.json", Scope: s, Handler: h.list},
@@ -39,7 +39,7 @@ func Routes(d *platform.Deps) []httpapi.Route {
 	}
 }
 
-func ids(r *http.Request) (cid, id int64, err error) {
+func pathIDs(r *http.Request) (cid, id int64, err error) {
 	if cid, err = httpapi.ParseID(r, "customer_id"); err != nil {
 		return
 	}
@@ -64,7 +64,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) error {
-	cid, id, err := ids(r)
+	cid, id, err := pathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) update(w http.ResponseWriter, r *http.Request) error {
-	cid, id, err := ids(r)
+	cid, id, err := pathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
-	cid, id, err := ids(r)
+	cid, id, err := pathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (h handler) set(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) setDefault(w http.ResponseWriter, r *http.Request) error {
-	cid, id, err := ids(r)
+	cid, id, err := pathIDs(r)
 	if err != nil {
 		return err
 	}

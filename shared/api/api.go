@@ -133,11 +133,11 @@ func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 			return none(err)
 		},
 		metafields.OwnerVariant: func(ctx context.Context, id int64) (int64, error) {
-			_, err := variants.Service{Deps: d}.Get(ctx, id)
+			_, err := variants.NewService(d).Get(ctx, id)
 			return none(err)
 		},
 		metafields.OwnerPage: func(ctx context.Context, id int64) (int64, error) {
-			_, err := pages.Service{Deps: d}.Get(ctx, id)
+			_, err := pages.NewService(d).Get(ctx, id)
 			return none(err)
 		},
 		metafields.OwnerArticle: func(ctx context.Context, id int64) (int64, error) {
@@ -152,7 +152,7 @@ func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 			return none(err)
 		},
 		metafields.OwnerCustomCollection: func(ctx context.Context, id int64) (int64, error) {
-			_, err := customcollections.Service{Deps: d}.Get(ctx, id)
+			_, err := customcollections.NewService(d).Get(ctx, id)
 			return none(err)
 		},
 		metafields.OwnerSmartCollection: func(ctx context.Context, id int64) (int64, error) {

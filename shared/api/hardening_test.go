@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -211,7 +212,7 @@ func TestLongestTitlesGetDistinctHandles(t *testing.T) {
 // callback_url naming a refused address is 422 at once.
 func TestRefusedDestinationsAreRefusedAtCreate(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		e.Deps.Outbound = outbound.New(false)
+		e.Change(func(d *platform.Deps) { d.Outbound = outbound.New(false) })
 		for _, a := range []string{"https://[2002:c0a8:101::1]/hook", "http://169.254.169.254/latest", "https://localhost/x"} {
 			fieldError(t, e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": "orders/create", "address": a}}), "address")
 			fieldError(t, e.Do("POST", "/admin/fulfillment_services.json", map[string]any{"fulfillment_service": map[string]any{

@@ -56,7 +56,7 @@ func fillShop(tb testing.TB, d *platform.Deps, n, writers int) {
 	ctx = admin.WithShop(admin.WithApp(ctx, app), shop)
 	var clock atomic.Int64
 	d.IDs = ids.NewClock(func() time.Time { return scaleStart.Add(time.Duration(clock.Load()) * time.Second) })
-	svc := pages.Service{Deps: d}
+	svc := pages.NewService(d)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -18,7 +18,7 @@ type handler struct{ operations }
 
 // Routes returns the uninstall endpoint (no scope: any app may leave).
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	return []httpapi.Route{{Method: "DELETE", Path: "/admin/api_permissions/current.json", Handler: h.uninstall}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -15,8 +16,19 @@ import (
 )
 
 // Service holds the uninstall operation: a plain function of a context,
-// used by the handler.
-type Service struct{ *platform.Deps }
+// used by the handler. It holds only what it uses (NewService takes it
+// from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Charges cancels the app's active charge.
+	Charges charges.Service
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Charges: charges.NewService(d)}
+}
 
 // Uninstall uninstalls the calling app (in ctx). The uninstall itself is one
 // transaction: the token deleted on condition that it is still there, with
@@ -29,10 +41,9 @@ type Service struct{ *platform.Deps }
 // the delivery; a seed load writes a token only with a new app record, so
 // a restart or re-import never gives the token back (shared/seed).
 func (s Service) Uninstall(ctx context.Context) error {
-	d := s.Deps
 	app, shop := admin.AppFrom(ctx), admin.ShopFrom(ctx)
 
-	subs, err := webhooks.Subscribers(ctx, d.Store, Topic)
+	subs, err := webhooks.Subscribers(ctx, s.Store, Topic)
 	if err != nil {
 		return err
 	}
@@ -44,27 +55,27 @@ func (s Service) Uninstall(ctx context.Context) error {
 	}
 	ops := []store.Op{store.Delete(auth.TokenKey(app.TokenHash), store.IfPresent, 0)}
 	if len(mine) > 0 {
-		nops, err := outbox.Notify(ctx, d.Store, d.IDs, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
 		if err != nil {
 			return err
 		}
 		ops = append(ops, nops...)
 	}
-	if err := d.Store.Transact(ctx, ops...); err != nil {
+	if err := s.Store.Transact(ctx, ops...); err != nil {
 		if store.FailedOp(err) == 0 {
 			return admin.Unauthorized // another uninstall revoked the token first
 		}
 		return err
 	}
 	// The app's things go after the token: nobody can use them any more.
-	if err := scripttags.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
+	if err := scripttags.DeleteAllOfApp(ctx, s.Store, app.ID); err != nil {
 		return err
 	}
-	if err := webhooks.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
+	if err := webhooks.DeleteAllOfApp(ctx, s.Store, app.ID); err != nil {
 		return err
 	}
-	if err := fulfillmentservices.DeleteAllOfApp(ctx, d.Store, app.ID); err != nil {
+	if err := fulfillmentservices.DeleteAllOfApp(ctx, s.Store, app.ID); err != nil {
 		return err
 	}
-	return charges.Service{Deps: d}.CancelActive(ctx, app.ID)
+	return s.Charges.CancelActive(ctx, app.ID)
 }

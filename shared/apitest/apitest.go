@@ -43,7 +43,16 @@ type Env struct {
 	Handler http.Handler
 	// Reads counts the items the store's reads return (Deps.Store is it),
 	// for tests of what a request costs.
-	Reads *ReadCounter
+	Reads  *ReadCounter
+	groups []api.Group
+}
+
+// Change changes the dependencies and serves the groups anew over them:
+// the operations take what they use from Deps when the handler is built,
+// so a change made to Deps afterwards would not reach them.
+func (e *Env) Change(f func(d *platform.Deps)) {
+	f(e.Deps)
+	e.Handler = api.Handler(&api.Deps{Deps: e.Deps}, e.groups...)
 }
 
 // OpenEmbedded returns a fresh embedded store in a temporary directory.
@@ -67,14 +76,14 @@ var Stores = []struct {
 
 // New seeds st with the demo shop and serves groups over it. As api.Open
 // does, it wires smart collection membership to variant changes
-// (Deps.ProductChanged); a test may replace the hook.
+// (Deps.ProductChanged); a test may replace the hook (Change).
 func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	t.Helper()
 	loadDemo(t, st)
 	rc := &ReadCounter{Store: st}
 	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true))
 	d.BaseURL = BaseURL
-	return &Env{T: t, Deps: d, Handler: api.Handler(&api.Deps{Deps: d}, groups...), Reads: rc}
+	return &Env{T: t, Deps: d, Handler: api.Handler(&api.Deps{Deps: d}, groups...), Reads: rc, groups: groups}
 }
 
 // ForEachStore runs fn once per store, each with a freshly seeded Env.

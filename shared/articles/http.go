@@ -32,7 +32,7 @@ type handler struct{ operations }
 
 // Routes returns the article endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeContent
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/blogs/{blog_id}/articles.json", Scope: s, Handler: h.list},

@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -21,7 +22,18 @@ import (
 // Service holds the article operations: plain functions of a context and
 // typed input. The blog an operation works in is read first (LookupBlog),
 // so that an unknown blog is 404 before anything else of the request.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Outbound fetches what a user names by URL.
+	Outbound *outbound.Client
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+}
 
 // List returns the window of the blog's matching articles, newest first
 // (ascending from sinceID when given), and where it lies. A handle names at
@@ -267,11 +279,7 @@ func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 			return nil, err
 		}
 		extra = append(extra, mops...)
-		if all := append(slices.Clip(ops), extra...); records.Fits(all, 0) {
-			rest = nil
-			return all, nil
-		}
-		rest = extra
+		ops, rest = records.WithLeftovers(ops, extra)
 		return ops, nil
 	})
 	if err != nil {

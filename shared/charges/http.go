@@ -31,7 +31,7 @@ const wrapper, plural = "recurring_application_charge", "recurring_application_c
 // Routes returns the charge endpoints and the confirmation page. Charges
 // need no scope: an app bills for itself and sees only its own charges.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/recurring_application_charges.json", Handler: h.list},
 		{Method: "GET", Path: "/admin/recurring_application_charges/{id}.json", Handler: h.get},

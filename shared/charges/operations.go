@@ -7,6 +7,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -14,7 +15,16 @@ import (
 
 // Service holds the charge operations, used by the handlers, the page and
 // app uninstall.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // ErrNotPending is returned by Decide when the charge was already decided
 // otherwise (or expired): the page shows its status instead.

@@ -25,7 +25,7 @@ type handler struct{ operations }
 
 // Routes returns the collect endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeProducts
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/collects.json", Scope: s, Handler: h.list},

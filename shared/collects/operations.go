@@ -142,7 +142,16 @@ func CollectionsOf(ctx context.Context, st store.Store, productID, after int64, 
 
 // Service holds the collect operations: plain functions of a context and
 // typed input (Link, the create, is also a function of the store).
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // isCustom reports whether a custom collection has the id.
 func (s Service) isCustom(ctx context.Context, id int64) (bool, error) {

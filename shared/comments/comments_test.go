@@ -17,6 +17,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -424,7 +425,7 @@ func TestFilters(t *testing.T) {
 		made := 0
 		createOn := func(articleID int64, extra map[string]any) map[string]any {
 			made++
-			e.Deps.IDs = ids.NewClock(func() time.Time { return day(made).Time })
+			e.Change(func(d *platform.Deps) { d.IDs = ids.NewClock(func() time.Time { return day(made).Time }) })
 			return create(t, e, articleID, extra)
 		}
 		c1 := createOn(a1, nil)
@@ -432,7 +433,7 @@ func TestFilters(t *testing.T) {
 		c3 := createOn(a2, nil)
 		c4 := createOn(a3, map[string]any{"blog_id": recipes})
 		c5 := createOn(a3, map[string]any{"blog_id": recipes})
-		e.Deps.IDs = ids.NewClock(func() time.Time { return day(30).Time })
+		e.Change(func(d *platform.Deps) { d.IDs = ids.NewClock(func() time.Time { return day(30).Time }) })
 		for i, c := range []map[string]any{c1, c2, c3, c4, c5} {
 			edit(t, e, idOf(c), func(x *comments.Comment) { x.UpdatedAt, x.PublishedAt = day(i+20), day(i+1) })
 		}

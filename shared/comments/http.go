@@ -36,7 +36,7 @@ type handler struct{ operations }
 
 // Routes returns the comment endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeContent
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/comments.json", Scope: s, Handler: h.list},

@@ -16,7 +16,16 @@ import (
 
 // Service holds the comment operations: plain functions of a context and
 // typed input.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // List returns the window of the matching comments after sinceID, and
 // where it lies: one paged Query of the partition the filters name

@@ -30,7 +30,7 @@ type handler struct{ operations }
 // Routes returns the country and province endpoints. The delete is also
 // served under /admin, the root of the spec's delete example.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeShipping
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/countries.json", Scope: s, Handler: h.list},

@@ -12,7 +12,7 @@ import (
 // Routes returns the custom collection endpoints, served by the collection
 // family's handlers (shared/collections).
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := collections.Handlers[collection.Collection, Input]{Ops: Service{d}, Wrapper: "custom_collection", Plural: "custom_collections", Present: present}
+	h := collections.Handlers[collection.Collection, Input]{Ops: NewService(d), Wrapper: "custom_collection", Plural: "custom_collections", Present: present}
 	s := admin.ScopeProducts
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/custom_collections.json", Scope: s, Handler: h.List},

@@ -3,15 +3,16 @@ package customcollections
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
@@ -22,7 +23,18 @@ import (
 // Service holds the custom collection operations: plain functions of a
 // context and typed input. A collection's collects are read and written
 // through the collects package's operations.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Outbound fetches what a user names by URL.
+	Outbound *outbound.Client
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+}
 
 // lookup reads a collection; nil when there is none.
 func (s Service) lookup(ctx context.Context, id int64) (*collection.Record, error) {
@@ -309,11 +321,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 			return nil, err
 		}
 		extra = append(extra, mops...)
-		if all := append(slices.Clip(ops), extra...); records.Fits(all, 0) {
-			rest = nil
-			return all, nil
-		}
-		rest = extra
+		ops, rest = records.WithLeftovers(ops, extra)
 		return ops, nil
 	})
 	if err != nil {

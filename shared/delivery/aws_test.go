@@ -20,6 +20,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	cfg "github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqstest"
@@ -51,7 +52,7 @@ func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeli
 	queueURL := sqstest.NewQueue(t)
 	q := sqsqueue.New(sqstest.Client(t), queueURL)
 	e := apitest.New(t, st, append([]api.Group{api.Webhooks}, groups...)...)
-	e.Deps.Queue = q
+	e.Change(func(d *platform.Deps) { d.Queue = q })
 
 	awsCfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))

@@ -17,6 +17,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 )
 
@@ -36,7 +37,7 @@ type benchPipeline struct {
 
 func newBenchPipeline(b *testing.B) *benchPipeline {
 	e := apitest.New(b, apitest.OpenEmbedded(b), api.Webhooks)
-	e.Deps.Store = delivery.WatchOutbox(e.Deps.Store)
+	e.Change(func(d *platform.Deps) { d.Store = delivery.WatchOutbox(d.Store) })
 	p := &benchPipeline{e: e, arrived: make(chan struct{}, 1<<20)}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.ctx = ctx

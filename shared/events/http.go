@@ -29,7 +29,7 @@ type handler struct{ operations }
 // Routes returns the events log endpoints (the Events operations). Events need no
 // scope: every installed app may read the shop's log.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeNone
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/events.json", Scope: s, Handler: h.list},

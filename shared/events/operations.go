@@ -15,7 +15,15 @@ import (
 // Service holds the events log's reads: plain functions of a context and
 // typed input, used by the handlers. Events are written only by the changes
 // they log (Ops).
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store}
+}
 
 // Filter is the list filters, each read from keys: Types are the types'
 // GSI1 partitions (merged), Verb the verb's index entries (within types,

@@ -14,7 +14,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/outbound"
-	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/seed"
 )
 
@@ -343,7 +342,7 @@ func optional(s string) admin.Optional[string] { return admin.Optional[string]{S
 // The rules of a fulfillment service, without HTTP or a store: validation
 // fails before anything is read or written.
 func TestServiceRules(t *testing.T) {
-	s := fulfillmentservices.Service{Deps: &platform.Deps{Outbound: outbound.New(false)}}
+	s := fulfillmentservices.Service{Outbound: outbound.New(false)}
 	ctx := admin.WithApp(t.Context(), &admin.App{ID: 1})
 	yes := true
 	for _, c := range []struct {

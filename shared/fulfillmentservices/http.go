@@ -24,7 +24,7 @@ type handler struct{ operations }
 
 // Routes returns the fulfillment service endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeFulfillments
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/fulfillment_services.json", Scope: s, Handler: h.list},

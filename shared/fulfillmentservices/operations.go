@@ -6,6 +6,8 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -17,7 +19,18 @@ import (
 // Writes are the calling app's (admin.AppFrom); the functions below them
 // (Lookup, All, OfApp, DeleteAllOfApp) serve the provider polls and app
 // uninstall.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Outbound fetches what a user names by URL.
+	Outbound *outbound.Client
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+}
 
 // Filter is the list's scope: every app's services, or the caller's.
 type Filter struct{ All bool }

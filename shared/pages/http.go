@@ -27,7 +27,7 @@ type handler struct{ operations }
 
 // Routes returns the page endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeContent
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/pages.json", Scope: s, Handler: h.list},

@@ -17,7 +17,16 @@ import (
 // Service holds the page operations: plain functions of a context and typed
 // input, used by the handlers. Changes are logged as the calling app
 // (admin.AppFrom).
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // Filter is the list and count filters of the Pages operations. A handle names at
 // most one page, found through its guard; every other filter is served by a key

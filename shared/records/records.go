@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -286,6 +287,17 @@ func Fits(ops []store.Op, extra int) bool {
 		n++
 	}
 	return n+len(counts) <= store.MaxTransactItems
+}
+
+// WithLeftovers joins the leftovers of a deleted record (its image file,
+// its metafields: idempotent deletes) to the deletion's transaction when
+// all fit in one, so that a small record goes at once; otherwise they are
+// returned as later, for TransactBatches after the deletion commits.
+func WithLeftovers(ops, leftovers []store.Op) (now, later []store.Op) {
+	if all := append(slices.Clip(ops), leftovers...); Fits(all, 0) {
+		return all, nil
+	}
+	return ops, leftovers
 }
 
 // TransactBatches commits ops in as many transactions as they need. It is

@@ -26,7 +26,7 @@ type handler struct{ operations }
 
 // Routes returns the redirect endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeContent
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/redirects.json", Scope: s, Handler: h.list},

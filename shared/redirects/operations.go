@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -11,7 +12,16 @@ import (
 
 // Service holds the redirect operations: plain functions of a context and
 // typed input, used by the handlers.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // Filter is the path and target filters of List and Count. Path is compared
 // as stored (NormalizePath); "" means no filter.

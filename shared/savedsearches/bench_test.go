@@ -90,7 +90,7 @@ func BenchmarkCustomers100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("fixture: %d customers in %v", benchCustomers, time.Since(start).Round(time.Millisecond))
-	svc := savedsearches.Service{Deps: e.Deps}
+	svc := savedsearches.NewService(e.Deps)
 	for _, c := range []struct{ name, query, order string }{
 		{"selective", "tag:vip state:enabled orders_count:>40 total_spent:>=4000", ""},
 		{"broad-by-id", "accepts_marketing:1", ""},

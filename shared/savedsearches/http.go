@@ -27,7 +27,7 @@ type handler struct{ operations }
 // Routes returns the customer saved search endpoints; the delete is also
 // served on /admin, the root of the spec's example request.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeCustomers
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/customer_saved_searches.json", Scope: s, Handler: h.list},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/savedsearches/customerindex"
@@ -19,7 +20,18 @@ import (
 
 // Service holds the saved search operations: plain functions of a context
 // and typed input, used by the handlers.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Addresses reads the customers' addresses and default countries.
+	Addresses addresses.Service
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Addresses: addresses.NewService(d)}
+}
 
 func sinceQuery(sinceID int64) store.Query {
 	q := store.Query{PK: partition}
@@ -186,7 +198,7 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 	var countries map[int64]string
 	if q.byCountry {
 		var err error
-		if countries, err = (addresses.Service{Deps: s.Deps}).DefaultCountries(ctx); err != nil {
+		if countries, err = s.Addresses.DefaultCountries(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -269,7 +281,7 @@ func (s Service) customer(ctx context.Context, id int64, c *Customer) (bool, err
 	if c.TotalSpent == "" {
 		c.TotalSpent = "0.00"
 	}
-	all, def, err := addresses.Service{Deps: s.Deps}.OfCustomer(ctx, id)
+	all, def, err := s.Addresses.OfCustomer(ctx, id)
 	if err != nil {
 		return false, err
 	}

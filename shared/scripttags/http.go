@@ -28,7 +28,7 @@ type handler struct{ operations }
 
 // Routes returns the script tag endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeScriptTags
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/script_tags.json", Scope: s, Handler: h.list},

@@ -14,7 +14,16 @@ import (
 // Service holds the script tag operations: plain functions of a context and
 // typed input, used by the handlers. Each works on the calling app's tags
 // (admin.AppFrom).
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // Filter is the list and count filters, each served by keys
 // (records.Plan): src by GSI1, updated_at by the tags' updated_at entries,

@@ -11,7 +11,7 @@ import (
 // Routes returns the smart collection endpoints, served by the collection
 // family's handlers (shared/collections).
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := collections.Handlers[SmartCollection, Input]{Ops: Service{d}, Wrapper: "smart_collection", Plural: "smart_collections", Present: present}
+	h := collections.Handlers[SmartCollection, Input]{Ops: NewService(d), Wrapper: "smart_collection", Plural: "smart_collections", Present: present}
 	s := admin.ScopeProducts
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/smart_collections.json", Scope: s, Handler: h.List},

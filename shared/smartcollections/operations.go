@@ -7,8 +7,10 @@ import (
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
@@ -18,7 +20,18 @@ import (
 
 // Service holds the smart collection operations: plain functions of a
 // context and typed input. Membership (membership.go) follows each change.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Outbound fetches what a user names by URL.
+	Outbound *outbound.Client
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+}
 
 // List returns the window of the matching collections in id order after
 // sinceID, and where it lies. A handle names at most one collection, found
@@ -275,17 +288,17 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 }
 
 // Delete removes the collection, its handle, rules, event and notification
-// in one transaction; its membership items and image file go after it
-// (idempotent deletes, as many transactions as they need).
+// in one transaction, with its image file and metafields when they fit
+// (records.WithLeftovers); its membership items and what did not fit go
+// after it (idempotent deletes, as many transactions as they need).
 func (s Service) Delete(ctx context.Context, id int64) error {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	var fileID int64
+	var rest []store.Op
 	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec, err := decode(it)
 		if err != nil {
 			return nil, err
 		}
-		fileID = rec.ImageFile
 		ops := []store.Op{
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			handles.Release(HandleNamespace, rec.Handle),
@@ -299,22 +312,26 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		if err != nil {
 			return nil, err
 		}
-		return append(ops, nops...), nil
+		ops = append(ops, nops...)
+		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
+		if err != nil {
+			return nil, err
+		}
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerSmartCollection, id)
+		if err != nil {
+			return nil, err
+		}
+		ops, rest = records.WithLeftovers(ops, append(extra, mops...))
+		return ops, nil
 	})
 	if err != nil {
 		return err
 	}
-	rest, err := deleteMembersOps(ctx, s.Store, id)
+	// Its memberships and leftovers go after it: the collection is gone,
+	// so removing them later is harmless, and each removal is idempotent.
+	members, err := deleteMembersOps(ctx, s.Store, id)
 	if err != nil {
 		return err
 	}
-	fops, err := images.DeleteFileOps(ctx, s.Store, fileID)
-	if err != nil {
-		return err
-	}
-	mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerSmartCollection, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, append(append(rest, fops...), mops...))
+	return records.TransactBatches(ctx, s.Store, append(members, rest...))
 }

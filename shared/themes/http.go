@@ -35,7 +35,7 @@ const MaxAssetBody = theme.MaxAssetSize*4/3 + 1<<20
 // Routes returns the theme and asset endpoints, and the public route of
 // the themes' assets/ files.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeThemes
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/themes.json", Scope: s, Handler: h.list},

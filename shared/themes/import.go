@@ -109,7 +109,7 @@ func (s Service) HandleMessage(ctx context.Context, body []byte, attempt int) er
 // ConsumeImports runs the import jobs of q until ctx ends: the local
 // runner's theme-import function.
 func ConsumeImports(ctx context.Context, deps *platform.Deps) {
-	d, q := Service{deps}, deps.ThemeImports
+	d, q := NewService(deps), deps.ThemeImports
 	for ctx.Err() == nil {
 		msgs, err := q.Receive(ctx, 1, time.Second)
 		if err != nil {

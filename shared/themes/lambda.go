@@ -14,7 +14,7 @@ import (
 // of a batch (one at a time: an import holds a zip in memory) and reports
 // those to retry as batch item failures.
 func SQSHandler(d *platform.Deps) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
-	s := Service{d}
+	s := NewService(d)
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		for _, r := range ev.Records {

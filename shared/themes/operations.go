@@ -8,7 +8,10 @@ import (
 	"strconv"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
@@ -16,7 +19,20 @@ import (
 
 // Service holds the theme and asset operations, used by the handlers and
 // the import job.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Outbound fetches what a user names by URL.
+	Outbound *outbound.Client
+	// ThemeImports carries zip imports to the theme-import function.
+	ThemeImports queue.Queue
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound, ThemeImports: d.ThemeImports}
+}
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

@@ -23,7 +23,7 @@ type handler struct{ operations }
 
 // Routes returns the order transaction endpoints (the Transactions operations).
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeOrders
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/orders/{order_id}/transactions.json", Scope: s, Handler: h.list},

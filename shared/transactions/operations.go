@@ -9,6 +9,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -17,7 +18,16 @@ import (
 
 // Service holds the transaction operations: plain functions of a context
 // and typed input, used by the handlers.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs}
+}
 
 // order is a seeded order as the transactions need it.
 type order struct {
@@ -160,7 +170,7 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 			ops = append(ops, records.PutNext(next))
 		}
 		ops = append(ops, records.CountOp(Partition(orderID), 1))
-		ops = append(ops, events.Ops(event(s.Deps, &o, &t, admin.AppFrom(ctx).Name))...)
+		ops = append(ops, events.Ops(event(s.IDs, &o, &t, admin.AppFrom(ctx).Name))...)
 		shown := t
 		shown.CreatedAt = t.CreatedAt.In(shop.Location())
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, Topic, wrapper, &shown)
@@ -215,9 +225,9 @@ func (s Service) ledger(ctx context.Context, orderID int64, currency string) (le
 
 // event is the Order event of a created transaction, with the events log's verb
 // (tag Events) (capture_success, ...) and its amount in the message.
-func event(d *platform.Deps, o *order, t *Transaction, author string) events.Event {
+func event(gen *ids.Generator, o *order, t *Transaction, author string) events.Event {
 	subject := events.Subject{Type: events.Order, ID: o.ID, Path: "/admin/orders/" + idString(o.ID), Label: o.Name}
-	ev := events.New(d.IDs, subject, Verb(t), t.Amount.String()+" "+t.Currency, author)
+	ev := events.New(gen, subject, Verb(t), t.Amount.String()+" "+t.Currency, author)
 	what := noun[t.Kind] + " of " + t.Amount.String() + " " + t.Currency
 	ev.Message = html.EscapeString(what) + " succeeded on " + subject.Link() + "."
 	desc := what + " succeeded on order " + o.Name + "."

@@ -27,7 +27,7 @@ type handler struct{ operations }
 
 // Routes returns the variant endpoints.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeProducts
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/products/{product_id}/variants.json", Scope: s, Handler: h.list},

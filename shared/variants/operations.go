@@ -13,6 +13,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/parents"
@@ -23,7 +24,18 @@ import (
 
 // Service holds the variant operations: plain functions of a context and
 // typed input, used by the handlers, the provider polls and the seed.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// ProductChanged follows a product's variant changes (smart collection membership).
+	ProductChanged func(ctx context.Context, productID int64) error
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, ProductChanged: d.ProductChanged}
+}
 
 // List returns the window of a product's variants in position order after
 // sinceID, and where it lies. A product's variants (at most

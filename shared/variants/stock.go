@@ -51,6 +51,6 @@ func stockJob(gen *ids.Generator, v *catalog.Variant) []store.Op {
 // (admin.WithShop) for the payload's time zone; without it, UTC.
 func SetStock(ctx context.Context, d *platform.Deps, variantID, qty int64, author string, when func(*catalog.Variant) bool) (changed bool, err error) {
 	in := Input{InventoryQuantity: &qty}
-	_, changed, err = Service{d}.modify(ctx, variantID, &in, origin{author: author, provider: true, when: when})
+	_, changed, err = NewService(d).modify(ctx, variantID, &in, origin{author: author, provider: true, when: when})
 	return changed, err
 }

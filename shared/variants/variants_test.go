@@ -15,6 +15,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/variants"
@@ -121,12 +122,14 @@ type recorder struct {
 }
 
 func (r *recorder) install(e *apitest.Env) {
-	e.Deps.ProductChanged = func(_ context.Context, id int64) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.calls = append(r.calls, id)
-		return nil
-	}
+	e.Change(func(d *platform.Deps) {
+		d.ProductChanged = func(_ context.Context, id int64) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.calls = append(r.calls, id)
+			return nil
+		}
+	})
 }
 
 func (r *recorder) take() []int64 {

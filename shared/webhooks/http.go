@@ -29,7 +29,7 @@ type handler struct{ operations }
 // Routes returns the webhook endpoints. Webhooks need no scope: every app
 // manages its own.
 func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{Service{d}}
+	h := handler{NewService(d)}
 	s := admin.ScopeNone
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/webhooks.json", Scope: s, Handler: h.list},

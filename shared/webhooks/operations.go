@@ -8,6 +8,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -18,7 +19,18 @@ import (
 // typed input, used by the handlers. Each works on the calling app's
 // webhooks (admin.AppFrom); the functions below them (Lookup, Remove,
 // Subscribers, DeleteAllOfApp) serve the dispatcher and app uninstall.
-type Service struct{ *platform.Deps }
+// It holds only what they use (NewService takes it from the dependencies).
+type Service struct {
+	Store store.Store
+	IDs   *ids.Generator
+	// Outbound fetches what a user names by URL.
+	Outbound *outbound.Client
+}
+
+// NewService is the operations over d.
+func NewService(d *platform.Deps) Service {
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+}
 
 // Filter is the list and count filters, each served by keys
 // (records.Plan): address by GSI2, topic and updated_at by the webhooks'

@@ -15,7 +15,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/outbound"
-	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -525,7 +524,7 @@ func text(s string) *string { return &s }
 // The rules of a webhook, without HTTP or a store: validation fails before
 // anything is read or written.
 func TestWebhookRules(t *testing.T) {
-	s := webhooks.Service{Deps: &platform.Deps{Outbound: outbound.New(false)}}
+	s := webhooks.Service{Outbound: outbound.New(false)}
 	ctx := admin.WithApp(t.Context(), &admin.App{ID: demoApp, Scopes: []string{"read_orders"}})
 	topic, addr := text("orders/create"), text("https://example.com/hooks")
 	long := strings.Repeat("a", 256)
