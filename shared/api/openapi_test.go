@@ -23,15 +23,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
-	"math"
-	"math/big"
 	"mime"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -43,10 +41,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	adminapi "github.com/storeadmin/adminapi"
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
@@ -81,6 +79,10 @@ var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "p
 type openAPI struct {
 	root map[string]any
 	ops  []*operation
+
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	schemas  map[string]*jsonschema.Schema
 }
 
 type operation struct {
@@ -543,219 +545,124 @@ func (v *validator) checkKeywords(schema any, at string) []string {
 	return errs
 }
 
-// validate returns the ways x fails schema; at names x in messages.
+// validate returns the ways x fails schema (a schema of the document, or
+// one written in a test with $refs into it); at names x in messages. The
+// checking is santhosh-tekuri/jsonschema's, in draft 2020-12 (the dialect
+// of OpenAPI 3.1), with formats asserted and the document's patterns
+// compiled by compilePattern; checkKeywords keeps the document to the
+// keywords the tests rely on.
 func (v *validator) validate(schema any, x any, at string) []string {
-	if b, ok := schema.(bool); ok {
-		if !b {
-			return []string{at + ": no value is allowed here"}
-		}
-		return nil
-	}
-	s, ok := schema.(map[string]any)
-	if !ok {
-		return []string{fmt.Sprintf("%s: invalid schema %v", at, schema)}
-	}
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
-	for kw := range s {
-		if !checkedKeywords[kw] && !annotations[kw] && !strings.HasPrefix(kw, "x-") {
-			fail("schema keyword %q is not supported", kw)
-		}
-	}
-	if ref, ok := s["$ref"].(string); ok {
-		target, err := v.doc.resolve(ref)
-		if err != nil {
-			fail("%v", err)
-		} else {
-			errs = append(errs, v.validate(target, x, at)...)
-		}
-	}
-	if t, ok := s["type"]; ok && !typeMatches(t, x) {
-		fail("%s is not of type %v", describe(x), t)
+	if errs := v.checkKeywords(schema, at); len(errs) > 0 {
 		return errs
 	}
-	if e, ok := s["enum"]; ok && !slices.ContainsFunc(asSlice(e), func(c any) bool { return jsonEqual(c, x) }) {
-		fail("%s is not one of %v", describe(x), e)
+	sch, err := v.doc.compiled(schema, v.whole)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: schema: %v", at, err)}
 	}
-	if c, ok := s["const"]; ok && !jsonEqual(c, x) {
-		fail("%s is not %v", describe(x), c)
+	if err := sch.Validate(x); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			var out []string
+			for _, line := range strings.Split(strings.TrimSpace(fmt.Sprintf("%v", ve)), "\n") {
+				out = append(out, at+": "+strings.TrimSpace(line))
+			}
+			return out
+		}
+		return []string{at + ": " + err.Error()}
 	}
+	return nil
+}
 
-	switch val := x.(type) {
-	case string:
-		n := utf8.RuneCountInString(val)
-		if m, ok := intKeyword(s, "minLength"); ok && n < m {
-			fail("string shorter than %d characters", m)
+// The document is given to the compiler twice: as it is, and whole (its
+// <Name>Fields alternatives of anyOf and oneOf removed, for answers to
+// requests without `fields`). A schema to check against is added as its
+// own resource whose local $refs point into the matching copy.
+const (
+	docURL      = "https://admin-api.test/openapi.json"
+	wholeDocURL = "https://admin-api.test/openapi-whole.json"
+)
+
+// compiled compiles schema (once per schema and mode).
+func (d *openAPI) compiled(schema any, whole bool) (*jsonschema.Schema, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.compiler == nil {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.AssertFormat()
+		c.UseRegexpEngine(func(p string) (jsonschema.Regexp, error) { return compilePattern(p) })
+		if err := c.AddResource(docURL, rebase(d.root, docURL, false)); err != nil {
+			return nil, err
 		}
-		if m, ok := intKeyword(s, "maxLength"); ok && n > m {
-			fail("string longer than %d characters", m)
+		if err := c.AddResource(wholeDocURL, rebase(d.root, wholeDocURL, true)); err != nil {
+			return nil, err
 		}
-		if p, ok := s["pattern"].(string); ok {
-			if re, err := compilePattern(p); err != nil {
-				fail("pattern: %v", err)
-			} else if !re.MatchString(val) {
-				fail("%s does not match the pattern %q", describe(val), p)
-			}
-		}
-		switch s["format"] {
-		case "date-time":
-			if _, err := time.Parse(time.RFC3339, val); err != nil {
-				fail("%q is not an RFC 3339 date-time", val)
-			}
-		case "uri":
-			if u, err := url.Parse(val); err != nil || !u.IsAbs() {
-				fail("%q is not an absolute URI", val)
-			}
-		case "ipv4":
-			if a, err := netip.ParseAddr(val); err != nil || !a.Is4() {
-				fail("%q is not an IPv4 address", val)
-			}
-		case "ipv6":
-			if a, err := netip.ParseAddr(val); err != nil || !a.Is6() || a.Zone() != "" {
-				fail("%q is not an IPv6 address", val)
-			}
-		}
-	case json.Number:
-		r, ok := new(big.Rat).SetString(string(val))
-		if !ok {
-			fail("%s is not a number", val)
-			break
-		}
-		if m, ok := s["minimum"].(json.Number); ok {
-			if lim, _ := new(big.Rat).SetString(string(m)); lim != nil && r.Cmp(lim) < 0 {
-				fail("%s is less than the minimum %s", val, m)
-			}
-		}
-		if m, ok := s["maximum"].(json.Number); ok {
-			if lim, _ := new(big.Rat).SetString(string(m)); lim != nil && r.Cmp(lim) > 0 {
-				fail("%s is greater than the maximum %s", val, m)
-			}
-		}
-	case []any:
-		if m, ok := intKeyword(s, "minItems"); ok && len(val) < m {
-			fail("fewer than %d items", m)
-		}
-		if m, ok := intKeyword(s, "maxItems"); ok && len(val) > m {
-			fail("more than %d items", m)
-		}
-		if items, ok := s["items"]; ok {
-			for i, e := range val {
-				errs = append(errs, v.validate(items, e, fmt.Sprintf("%s[%d]", at, i))...)
-			}
-		}
+		d.compiler, d.schemas = c, map[string]*jsonschema.Schema{}
+	}
+	base := docURL
+	if whole {
+		base = wholeDocURL
+	}
+	key := base + " " + describeFull(schema)
+	if sch, ok := d.schemas[key]; ok {
+		return sch, nil
+	}
+	url := fmt.Sprintf("https://admin-api.test/schema/%d.json", len(d.schemas))
+	if err := d.compiler.AddResource(url, rebase(schema, base, whole)); err != nil {
+		return nil, err
+	}
+	sch, err := d.compiler.Compile(url)
+	if err != nil {
+		return nil, err
+	}
+	d.schemas[key] = sch
+	return sch, nil
+}
+
+// rebase copies a schema value with its local $refs ("#/components/...")
+// made absolute against base and, when whole, without the alternatives
+// that are <Name>Fields schemas.
+func rebase(v any, base string, whole bool) any {
+	switch t := v.(type) {
 	case map[string]any:
-		for _, r := range asSlice(s["required"]) {
-			if _, ok := val[r.(string)]; !ok {
-				fail("required property %q is missing", r)
-			}
-		}
-		if m, ok := intKeyword(s, "minProperties"); ok && len(val) < m {
-			fail("fewer than %d properties", m)
-		}
-		if m, ok := intKeyword(s, "maxProperties"); ok && len(val) > m {
-			fail("more than %d properties", m)
-		}
-		props, _ := s["properties"].(map[string]any)
-		for _, k := range sortedKeys(val) {
-			if pn, ok := s["propertyNames"]; ok {
-				errs = append(errs, v.validate(pn, k, at+" key "+strconv.Quote(k))...)
-			}
-			if ps, ok := props[k]; ok {
-				errs = append(errs, v.validate(ps, val[k], at+"."+k)...)
-			} else if ap, ok := s["additionalProperties"]; ok {
-				if ap == false {
-					fail("property %q is not documented", k)
-				} else {
-					errs = append(errs, v.validate(ap, val[k], at+"."+k)...)
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			switch {
+			case k == "$ref":
+				if ref, ok := e.(string); ok && strings.HasPrefix(ref, "#") {
+					e = base + ref
 				}
-			}
-		}
-	}
-
-	for _, sub := range asSlice(s["allOf"]) {
-		errs = append(errs, v.validate(sub, x, at)...)
-	}
-	if alts, ok := s["anyOf"]; ok {
-		passed, sub := v.alternatives(asSlice(alts), x, at)
-		if passed == 0 {
-			fail("matches none of anyOf:\n    %s", strings.Join(sub, "\n    "))
-		}
-	}
-	if alts, ok := s["oneOf"]; ok {
-		passed, sub := v.alternatives(asSlice(alts), x, at)
-		if passed != 1 {
-			fail("matches %d of oneOf, want exactly 1:\n    %s", passed, strings.Join(sub, "\n    "))
-		}
-	}
-	return errs
-}
-
-// alternatives counts the alternatives x matches and collects the failures.
-func (v *validator) alternatives(alts []any, x any, at string) (int, []string) {
-	passed := 0
-	var failures []string
-	for i, alt := range alts {
-		if v.whole {
-			if m, _ := alt.(map[string]any); m != nil {
-				if ref, _ := m["$ref"].(string); strings.HasSuffix(ref, "Fields") {
-					continue
+				out[k] = e
+			case whole && (k == "anyOf" || k == "oneOf"):
+				var alts []any
+				for _, alt := range asSlice(e) {
+					if m, _ := alt.(map[string]any); m != nil {
+						if ref, _ := m["$ref"].(string); strings.HasSuffix(ref, "Fields") {
+							continue
+						}
+					}
+					alts = append(alts, rebase(alt, base, whole))
 				}
+				out[k] = alts
+			default:
+				out[k] = rebase(e, base, whole)
 			}
 		}
-		if e := v.validate(alt, x, at); len(e) == 0 {
-			passed++
-		} else {
-			failures = append(failures, fmt.Sprintf("alternative %d: %s", i, strings.Join(e, "; ")))
-		}
-	}
-	return passed, failures
-}
-
-func typeMatches(t any, x any) bool {
-	switch tt := t.(type) {
-	case string:
-		return typeIs(tt, x)
+		return out
 	case []any:
-		for _, e := range tt {
-			if s, ok := e.(string); ok && typeIs(s, x) {
-				return true
-			}
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = rebase(e, base, whole)
 		}
+		return out
 	}
-	return false
+	return v
 }
 
-func typeIs(t string, x any) bool {
-	switch t {
-	case "null":
-		return x == nil
-	case "boolean":
-		_, ok := x.(bool)
-		return ok
-	case "string":
-		_, ok := x.(string)
-		return ok
-	case "object":
-		_, ok := x.(map[string]any)
-		return ok
-	case "array":
-		_, ok := x.([]any)
-		return ok
-	case "number":
-		_, ok := x.(json.Number)
-		return ok
-	case "integer":
-		n, ok := x.(json.Number)
-		if !ok {
-			return false
-		}
-		if _, err := n.Int64(); err == nil {
-			return true
-		}
-		f, err := n.Float64()
-		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
-	}
-	return false
+// describeFull is a schema's JSON, its identity in the cache.
+func describeFull(x any) string {
+	b, _ := json.Marshal(x)
+	return string(b)
 }
 
 // patterns caches compiled schema patterns. The document writes them in the
@@ -781,32 +688,19 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func intKeyword(s map[string]any, kw string) (int, bool) {
-	n, ok := s[kw].(json.Number)
-	if !ok {
-		return 0, false
+// typeIncludes reports whether a schema's type keyword allows name.
+func typeIncludes(t any, name string) bool {
+	switch tt := t.(type) {
+	case string:
+		return tt == name
+	case []any:
+		for _, e := range tt {
+			if e == name {
+				return true
+			}
+		}
 	}
-	i, err := n.Int64()
-	return int(i), err == nil
-}
-
-func jsonEqual(a, b any) bool {
-	na, okA := a.(json.Number)
-	nb, okB := b.(json.Number)
-	if okA && okB {
-		ra, _ := new(big.Rat).SetString(string(na))
-		rb, _ := new(big.Rat).SetString(string(nb))
-		return ra != nil && rb != nil && ra.Cmp(rb) == 0
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func describe(x any) string {
-	b, _ := json.Marshal(x)
-	if len(b) > 80 {
-		b = append(b[:77], "..."...)
-	}
-	return string(b)
+	return false
 }
 
 func decodeJSON(b []byte) any {
@@ -3704,7 +3598,7 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 		}
 		_, enum := m["enum"]
 		_, cnst := m["const"]
-		if typeMatches(m["type"], "") && !enum && !cnst {
+		if typeIncludes(m["type"], "string") && !enum && !cnst {
 			p, _ := m["pattern"].(string)
 			switch {
 			case p == "":
