@@ -5,8 +5,9 @@ import (
 	"errors"
 	"math/big"
 	"reflect"
-	"strconv"
 	"strings"
+
+	"github.com/storeadmin/adminapi/shared/decimal"
 )
 
 // Money is an amount in cents, written as a decimal string with two places
@@ -33,17 +34,7 @@ func errMoneyType() error {
 	return &json.UnmarshalTypeError{Value: "amount", Type: reflect.TypeFor[float64]()}
 }
 
-func (m Money) String() string {
-	neg := m < 0
-	if neg {
-		m = -m
-	}
-	s := strconv.FormatInt(int64(m/100), 10) + "." + strconv.FormatInt(int64(m%100)/10, 10) + strconv.FormatInt(int64(m%10), 10)
-	if neg {
-		return "-" + s
-	}
-	return s
-}
+func (m Money) String() string { return decimal.Fixed(int64(m), 2) }
 
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(`"` + m.String() + `"`), nil }
 
@@ -126,28 +117,11 @@ func AmountJSON(b []byte) (Money, error) {
 	return ParseAmount(s)
 }
 
-// cents is the exact value of a decimal number, in cents: an optional
-// sign, digits with at most one point, and an optional exponent from -400
-// to 40 (so "1e999999" is refused unread, while every float64 a client's
-// encoder writes, down to 5e-324, is read). Nothing else is a number here:
-// no hexadecimal, underscores, Inf or NaN.
+// cents is the exact value of a decimal number (decimal.Parse), in cents.
 func cents(s string) (*big.Rat, error) {
-	mant, exp := s, ""
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mant, exp = s[:i], s[i+1:]
-		e, err := strconv.Atoi(exp)
-		if err != nil || e < -400 || e > 40 {
-			return nil, ErrMoney
-		}
-	}
-	mant = strings.TrimPrefix(strings.TrimPrefix(mant, "-"), "+")
-	intPart, frac, _ := strings.Cut(mant, ".")
-	if intPart+frac == "" || strings.Trim(intPart+frac, "0123456789") != "" || strings.HasPrefix(s, "+-") || strings.HasPrefix(s, "-+") {
+	r, err := decimal.Parse(s)
+	if err != nil {
 		return nil, ErrMoney
 	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return nil, ErrMoney
-	}
-	return r.Mul(r, big.NewRat(100, 1)), nil
+	return decimal.Shift(r, 2), nil
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	dec "github.com/storeadmin/adminapi/shared/decimal"
 )
 
 // Rate is a tax rate as a fraction, held exactly in millionths (0.05 is
@@ -41,25 +43,8 @@ const GramPlaces = 3
 
 func (g Grams) MarshalJSON() ([]byte, error) { return []byte(decimal(int64(g), GramPlaces)), nil }
 
-// decimal writes n / 10^places in the shortest exact decimal form.
-func decimal(n int64, places int) string {
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	s := strconv.FormatInt(n, 10)
-	if len(s) <= places {
-		s = strings.Repeat("0", places-len(s)+1) + s
-	}
-	whole, frac := s[:len(s)-places], strings.TrimRight(s[len(s)-places:], "0")
-	if frac != "" {
-		whole += "." + frac
-	}
-	if neg && whole != "0" {
-		return "-" + whole
-	}
-	return whole
-}
+// decimal writes n / 10^places in the shortest exact form.
+func decimal(n int64, places int) string { return dec.Format(n, places) }
 
 // Number is a numeric input held as its literal, so that it can be read
 // exactly: a JSON number, or a string holding one. Anything else is a type
@@ -110,13 +95,12 @@ func (n Number) Scaled(places int, lo, hi int64) (int64, string) {
 			return 0, "must be a number"
 		}
 	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
+	parsed, err := dec.Parse(s)
+	if err != nil {
 		return 0, "must be a number"
 	}
 	lor, hir := big.NewRat(lo, 1), big.NewRat(hi, 1)
-	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil))
-	r.Mul(r, scale)
+	r := dec.Shift(parsed, places)
 	if r.Cmp(lor) < 0 || r.Cmp(hir) > 0 {
 		return 0, "must be between " + decimal(lo, places) + " and " + decimal(hi, places)
 	}
