@@ -13,7 +13,6 @@ package customcollections
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
-	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
@@ -40,15 +38,9 @@ const (
 
 // Input is the body of a custom collection create or update.
 type Input struct {
-	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle" null:"refuse"`
-	BodyHTML       admin.Optional[string] `json:"body_html"`
-	SortOrder      *string                `json:"sort_order" null:"refuse"`
-	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	Published      *bool                  `json:"published" null:"refuse"`
-	Image          json.RawMessage        `json:"image"`
-	Collects       []CollectInput         `json:"collects" null:"refuse"`
-	Metafields     []metafields.Input     `json:"metafields" null:"refuse"`
+	collection.Input
+	Collects   []CollectInput     `json:"collects" null:"refuse"`
+	Metafields []metafields.Input `json:"metafields" null:"refuse"`
 }
 
 // CollectInput is a product to link on create.
@@ -65,27 +57,10 @@ func subject(c *collection.Collection) events.Subject {
 // handle claims and product lookups, which need the store or the network).
 func (in *Input) apply(r *collection.Record, create bool) (images.Change, error) {
 	var v admin.Validation
-	v.Title(in.Title, create, &r.Title)
-	handles.Check(&v, in.Handle)
-	if in.BodyHTML.Set {
-		r.BodyHTML = nil
-		if !in.BodyHTML.Null {
-			s := in.BodyHTML.Value
-			r.BodyHTML = &s
-		}
-		if len(records.Encode(r)) > records.MaxData {
-			v.Add("body_html", msgTooLarge)
-		}
+	img := in.Input.Apply(&v, &r.Fields, create)
+	if in.BodyHTML.Set && len(records.Encode(r)) > records.MaxData {
+		v.Add("body_html", msgTooLarge)
 	}
-	if in.SortOrder != nil {
-		if !slices.Contains(SortOrders, *in.SortOrder) {
-			v.Add("sort_order", admin.MsgNotInList)
-		} else {
-			r.SortOrder = *in.SortOrder
-		}
-	}
-	admin.SetText(&r.TemplateSuffix, in.TemplateSuffix)
-	img := images.ParseChange(in.Image, &v)
 	if create {
 		if len(in.Collects) > MaxCollects {
 			v.Add("collects", admin.TooMany(MaxCollects, "products per request"))

@@ -354,6 +354,35 @@ func TestControlCharacters(t *testing.T) {
 	expect(t, post(`{"thing":{"count":2.0,"name":"\ud800"}}`), 422, refused("name", httpapi.MsgUnicode))
 }
 
+// The properties of an untagged embedded struct are the object's own: a
+// wrong type or a refused null in one is named as the client wrote it.
+func TestDecodeObjectNamesEmbeddedFields(t *testing.T) {
+	type shared struct {
+		Title *string `json:"title" null:"refuse"`
+		Count *int    `json:"count"`
+	}
+	type kind struct {
+		shared
+		Rules []struct {
+			Column *string `json:"column" null:"refuse"`
+		} `json:"rules"`
+	}
+	for body, field := range map[string]string{
+		`{"title":5}`:                 "title",
+		`{"count":"x"}`:               "count",
+		`{"title":null}`:              "title",
+		`{"rules":[{"column":null}]}`: "rules.column",
+		`{"rules":[{"column":7}]}`:    "rules.column",
+	} {
+		var in kind
+		err := httpapi.DecodeObject([]byte(body), &in)
+		var ae *admin.Error
+		if !errors.As(err, &ae) || ae.Fields[field] == nil || len(ae.Fields) != 1 {
+			t.Errorf("%s: %v, want a 422 naming %s", body, err, field)
+		}
+	}
+}
+
 func jsonEq(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)

@@ -92,7 +92,7 @@ func DecodeObject(raw []byte, dst any) error {
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		field := typeErr.Field
+		field := jsonPath(reflect.TypeOf(dst), typeErr.Field)
 		if field == "" {
 			field = "base"
 		}
@@ -103,6 +103,47 @@ func DecodeObject(raw []byte, dst any) error {
 		return admin.Invalid(fieldErr.Field, fieldErr.Message)
 	}
 	return admin.Errorf(admin.EBADREQUEST, "malformed JSON in the request body: %s", syntaxMessage(err))
+}
+
+// jsonPath is encoding/json's path of a field in t as the client wrote it:
+// without the Go names of untagged embedded structs, whose properties are
+// their parent's ("Input.title" is "title").
+func jsonPath(t reflect.Type, path string) string {
+	var out []string
+	for _, seg := range strings.Split(path, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t != nil && t.Kind() == reflect.Struct {
+			if f, ok := t.FieldByName(seg); ok && f.Anonymous && f.Tag.Get("json") == "" {
+				t = f.Type
+				continue
+			}
+			t = fieldByJSONName(t, seg)
+		} else {
+			t = nil
+		}
+		out = append(out, seg)
+	}
+	return strings.Join(out, ".")
+}
+
+// fieldByJSONName is the type of t's property name (embedded structs'
+// included), or nil.
+func fieldByJSONName(t reflect.Type, name string) reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
+			if ft := fieldByJSONName(f.Type, name); ft != nil {
+				return ft
+			}
+		case tag == name || tag == "" && strings.EqualFold(f.Name, name):
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // ignoredID refuses a body "id" that dst does not take (the path names the
@@ -170,6 +211,14 @@ func nullIn(t reflect.Type, v any, path string) error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if ft := f.Type; f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			// An untagged embedded struct's properties are the object's own,
+			// as encoding/json reads them.
+			if err := nullIn(ft, obj, path); err != nil {
+				return err
+			}
+			continue
+		}
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}

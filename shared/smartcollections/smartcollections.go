@@ -26,13 +26,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
-	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -161,15 +159,9 @@ func (c *SmartCollection) Subject() events.Subject {
 
 // Input is the body of a smart collection create or update.
 type Input struct {
-	Title          *string                `json:"title" null:"refuse"`
-	Handle         *string                `json:"handle" null:"refuse"`
-	BodyHTML       admin.Optional[string] `json:"body_html"`
-	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
-	SortOrder      *string                `json:"sort_order" null:"refuse"`
-	Disjunctive    *bool                  `json:"disjunctive" null:"refuse"`
-	Rules          json.RawMessage        `json:"rules"`
-	Published      *bool                  `json:"published" null:"refuse"`
-	Image          json.RawMessage        `json:"image"`
+	collection.Input
+	Disjunctive *bool           `json:"disjunctive" null:"refuse"`
+	Rules       json.RawMessage `json:"rules"`
 }
 
 // apply validates in and merges it into r (all but publishing, image and
@@ -178,24 +170,7 @@ type Input struct {
 // recomputed.
 func (in *Input) apply(r *record, create bool) (rulesChanged bool, img images.Change, err error) {
 	var v admin.Validation
-	v.Title(in.Title, create, &r.Title)
-	handles.Check(&v, in.Handle)
-	if in.BodyHTML.Set {
-		r.BodyHTML = nil
-		if !in.BodyHTML.Null {
-			s := in.BodyHTML.Value
-			r.BodyHTML = &s
-		}
-	}
-	admin.SetText(&r.TemplateSuffix, in.TemplateSuffix)
-	if in.SortOrder != nil {
-		s := strings.TrimSpace(*in.SortOrder)
-		if !known(SortOrders, s) {
-			v.Add("sort_order", admin.MsgNotInList)
-		} else {
-			r.SortOrder = s
-		}
-	}
+	img = in.Input.Apply(&v, &r.Fields, create)
 	if in.Disjunctive != nil {
 		r.Disjunctive = *in.Disjunctive
 		rulesChanged = true
@@ -204,7 +179,6 @@ func (in *Input) apply(r *record, create bool) (rulesChanged bool, img images.Ch
 		r.Rules = parseRules(in.Rules, &v)
 		rulesChanged = true
 	}
-	img = images.ParseChange(in.Image, &v)
 	if len(records.Encode(r)) > maxData {
 		v.Add("body_html", "is too long (the collection may take at most 256 KB stored)")
 	}

@@ -14,6 +14,10 @@ package collection
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+
+	"strconv"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/handles"
@@ -22,7 +26,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
-	"strconv"
 )
 
 const (
@@ -297,4 +300,42 @@ func FrontpageOps(now admin.Time) []store.Op {
 		records.CountOp(Partition, 1),
 	}, StateCountOps(Partition, nil, &r.PublishedAt)...)
 	return append(ops, records.IndexOps(&it, nil, r.Entries())...)
+}
+
+// Input is what both kinds of collection take beside their own properties
+// (a custom collection's collects and metafields, a smart collection's
+// rules): each kind's input embeds it.
+type Input struct {
+	Title          *string                `json:"title" null:"refuse"`
+	Handle         *string                `json:"handle" null:"refuse"`
+	BodyHTML       admin.Optional[string] `json:"body_html"`
+	SortOrder      *string                `json:"sort_order" null:"refuse"`
+	TemplateSuffix admin.Optional[string] `json:"template_suffix"`
+	Published      *bool                  `json:"published" null:"refuse"`
+	Image          json.RawMessage        `json:"image"`
+}
+
+// Apply validates the shared properties into v and merges them into f: all
+// but publishing, the handle's claim and the image's file, which need the
+// store, the clock or the network (the image change to make is returned).
+// A create needs a title.
+func (in *Input) Apply(v *admin.Validation, f *Fields, create bool) images.Change {
+	v.Title(in.Title, create, &f.Title)
+	handles.Check(v, in.Handle)
+	if in.BodyHTML.Set {
+		f.BodyHTML = nil
+		if !in.BodyHTML.Null {
+			s := in.BodyHTML.Value
+			f.BodyHTML = &s
+		}
+	}
+	if in.SortOrder != nil {
+		if !slices.Contains(SortOrders, *in.SortOrder) {
+			v.Add("sort_order", admin.MsgNotInList)
+		} else {
+			f.SortOrder = *in.SortOrder
+		}
+	}
+	admin.SetText(&f.TemplateSuffix, in.TemplateSuffix)
+	return images.ParseChange(in.Image, v)
 }
