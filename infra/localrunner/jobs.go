@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
 )
@@ -94,7 +95,7 @@ func jobHandler(d *platform.Deps, j *pollJob) http.HandlerFunc {
 			w.Write([]byte(`{"errors":"local job endpoints do not accept browser requests"}` + "\n"))
 			return
 		}
-		s := j.runOnce(r.Context(), d)
+		s := j.runOnce(admin.WithClock(r.Context(), d.Clock), d)
 		json.NewEncoder(w).Encode(&s)
 	}
 }

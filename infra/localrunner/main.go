@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	adminapi "github.com/storeadmin/adminapi"
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -103,7 +104,7 @@ func run() error {
 	// out to the delivery queue, the consumer delivers them. Both keep their
 	// state in the store, so a restart resumes them. Beside them run the
 	// provider polls and the single-SKU stock jobs.
-	pipeline, stopPipeline := context.WithCancel(context.Background())
+	pipeline, stopPipeline := context.WithCancel(admin.WithClock(context.Background(), deps.Clock))
 	var pipelineDone sync.WaitGroup
 	pipelineDone.Add(4)
 	go func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/charges"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -185,6 +186,7 @@ func Handler(d *Deps, groups ...Group) *httpapi.Router {
 	}
 	rt := httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
 	rt.Base = baseURL(d.BaseURL)
+	rt.Clock = d.Clock
 	return rt
 }
 
@@ -247,7 +249,8 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 // changes). Open and the test harness both build them here, so that a hook
 // added once is in both.
 func NewDeps(st store.Store, q queue.Queue, out *outbound.Client) *platform.Deps {
-	d := &platform.Deps{Store: st, IDs: ids.New(), Outbound: out, Queue: q,
+	clk := clock.System{}
+	d := &platform.Deps{Store: st, Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q,
 		ThemeImports: storequeue.New(st, ThemeImportQueue)}
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d

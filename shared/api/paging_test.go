@@ -111,7 +111,7 @@ var pagedLists = []pagedList{
 	{"/admin/webhooks/{id}/deliveries.json", "deliveries", func(t *testing.T, e *apitest.Env) string {
 		id := createOne(t, e, "/admin/webhooks.json", "webhook", map[string]any{"topic": "orders/create", "address": "https://example.com/hooks"})
 		for i := range 5 {
-			a := delivery.Attempt{ID: e.Deps.IDs.Next(), DeliveryID: fmt.Sprint("d", i), Topic: "orders/create", Attempt: 1, CreatedAt: admin.Now()}
+			a := delivery.Attempt{ID: e.Deps.IDs.Next(), DeliveryID: fmt.Sprint("d", i), Topic: "orders/create", Attempt: 1, CreatedAt: admin.Now(context.Background())}
 			err := e.Deps.Store.Transact(context.Background(), store.Put(store.Item{PK: delivery.AttemptPartition(id), SK: records.IDSK(a.ID),
 				Version: 1, Data: records.Encode(&a)}, store.Always, 0))
 			if err != nil {

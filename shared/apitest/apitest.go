@@ -12,10 +12,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
@@ -45,6 +48,15 @@ type Env struct {
 	// for tests of what a request costs.
 	Reads  *ReadCounter
 	groups []api.Group
+}
+
+// FixClock makes the service's time a clock that stands at start and moves
+// only when the test advances it (created_at from ids too), and serves the
+// groups over it: a test steps time instead of sleeping.
+func (e *Env) FixClock(start time.Time) *clock.Fixed {
+	c := clock.NewFixed(start)
+	e.Change(func(d *platform.Deps) { d.Clock, d.IDs = c, ids.NewClock(c.Now) })
+	return c
 }
 
 // Change changes the dependencies and serves the groups anew over them:

@@ -124,7 +124,7 @@ func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, 
 		return Article{}, err
 	}
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now()
+	now := admin.Now(ctx)
 	rec := record{Article: Article{BlogID: blog.ID, Author: app.Name, CreatedAt: now, UpdatedAt: now}}
 	pub, img, err := in.apply(&rec.Article, true, shop.Location())
 	if err != nil {
@@ -203,7 +203,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 		if err != nil {
 			return nil, err
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		var change publishing.Change
 		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, pub.published, pub.at, false, now)
 		rec.UpdatedAt = now

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
@@ -45,7 +44,7 @@ func Routes(d *platform.Deps) []httpapi.Route {
 }
 
 func (h handler) write(w http.ResponseWriter, r *http.Request, status int, c *Charge, fields httpapi.Fields) error {
-	v := c.View(httpapi.BaseURL(r), time.Now(), admin.ShopFrom(r.Context()).Location())
+	v := c.View(httpapi.BaseURL(r), admin.ClockFrom(r.Context()).Now(), admin.ShopFrom(r.Context()).Location())
 	return httpapi.WriteOne(w, status, wrapper, &v, fields)
 }
 
@@ -59,7 +58,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, now, loc := httpapi.BaseURL(r), time.Now(), admin.ShopFrom(ctx).Location()
+	b, now, loc := httpapi.BaseURL(r), admin.ClockFrom(ctx).Now(), admin.ShopFrom(ctx).Location()
 	views := make([]View, len(cs))
 	for i := range cs {
 		views[i] = cs[i].View(b, now, loc)
@@ -129,11 +128,11 @@ func (h handler) page(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.writePage(w, http.StatusOK, &c, appName)
+	return h.writePage(w, r, http.StatusOK, &c, appName)
 }
 
-func (h handler) writePage(w http.ResponseWriter, status int, c *Charge, appName string) error {
-	return httpapi.WritePage(w, status, c.Page(appName, time.Now()),
+func (h handler) writePage(w http.ResponseWriter, r *http.Request, status int, c *Charge, appName string) error {
+	return httpapi.WritePage(w, status, c.Page(appName, admin.ClockFrom(r.Context()).Now()),
 		httpapi.CSP{Styles: []string{PageCSS}, FormActions: []string{origin(c.ReturnURL)}})
 }
 
@@ -153,7 +152,7 @@ func (h handler) decide(w http.ResponseWriter, r *http.Request, accept bool) err
 	secret := r.PathValue("secret")
 	c, appName, err := h.Decide(r.Context(), id, secret, r.PostForm.Get("csrf_token"), accept)
 	if errors.Is(err, ErrNotPending) {
-		return h.writePage(w, http.StatusConflict, &c, appName)
+		return h.writePage(w, r, http.StatusConflict, &c, appName)
 	}
 	if err != nil {
 		return err

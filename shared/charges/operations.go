@@ -36,7 +36,7 @@ var errForbidden = admin.Errorf(admin.EFORBIDDEN, "Invalid form token")
 // Create adds a pending charge of the app: the charge and its page link in
 // one transaction.
 func (s Service) Create(ctx context.Context, appID int64, in *Input) (Charge, error) {
-	c, err := in.newCharge(appID, admin.Now())
+	c, err := in.newCharge(appID, admin.Now(ctx))
 	if err != nil {
 		return c, err
 	}
@@ -84,7 +84,7 @@ func (s Service) Activate(ctx context.Context, appID, id int64) (Charge, error) 
 		if err != nil {
 			return false, err
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		if st := c.StatusAt(now.Time); st != StatusAccepted {
 			return false, statusError(st, "an accepted charge can be activated")
 		}
@@ -144,7 +144,7 @@ func (s Service) Cancel(ctx context.Context, appID, id int64) (Charge, error) {
 		if err != nil {
 			return false, err
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		st := c.StatusAt(now.Time)
 		switch st {
 		case StatusPending, StatusAccepted, StatusActive:
@@ -249,7 +249,7 @@ func (s Service) decide(ctx context.Context, id int64, secret, token string, acc
 		if accept {
 			want = StatusAccepted
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		switch st := c.StatusAt(now.Time); {
 		case st == want:
 			return false, nil

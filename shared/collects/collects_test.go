@@ -1,6 +1,7 @@
 package collects_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -332,7 +333,7 @@ func TestSortValue(t *testing.T) {
 	if got := collects.SortValue(12); got != "0000000012" {
 		t.Fatal(got)
 	}
-	c := collects.New(1, 2, 3, 7, admin.Now())
+	c := collects.New(1, 2, 3, 7, admin.Now(context.Background()))
 	if c.SortValue != "0000000007" || c.Featured {
 		t.Fatalf("%+v", c)
 	}

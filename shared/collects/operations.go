@@ -67,7 +67,7 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Co
 	if err := v.Err(); err != nil {
 		return Collect{}, err
 	}
-	now := admin.Now()
+	now := admin.Now(ctx)
 	var c Collect
 	err = records.Retry(ctx, func() (bool, error) {
 		c = New(gen.Next(), cid, pid, coll.Nums[collection.CollectSeq]+1, now)

@@ -93,7 +93,7 @@ func (s Service) target(ctx context.Context, v *admin.Validation, in *Input) (*a
 // the client's.
 func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now()
+	now := admin.Now(ctx)
 	c := Comment{Status: StatusPending, PublishedAt: now, CreatedAt: now, UpdatedAt: now}
 	var v admin.Validation
 	in.apply(&v, &c, true, shop.Location())
@@ -168,7 +168,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 		if publish { // schema CommentStatus: a published_at publishes the comment
 			c.PublishedAt, c.Status = at, StatusPublished
 		}
-		c.UpdatedAt = admin.Now()
+		c.UpdatedAt = admin.Now(ctx)
 		return Rewrite(&old, &c, it.Version), nil
 	})
 	if err != nil {
@@ -218,7 +218,7 @@ func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, er
 			return nil, err
 		}
 		old := c
-		changed, err := a.apply(&c, admin.Now())
+		changed, err := a.apply(&c, admin.Now(ctx))
 		if err != nil {
 			return nil, err
 		}

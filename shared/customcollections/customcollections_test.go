@@ -175,6 +175,7 @@ func TestFrontpageIDIsReserved(t *testing.T) {
 
 func TestCustomCollections(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now()) // steps time instead of sleeping
 		t.Run("create publishes, generates a unique handle, logs an event and notifies", func(t *testing.T) {
 			c := create(t, e, map[string]any{"title": "IPods", "body_html": "<p>The best selling ipod ever</p>"})
 			if c["handle"] != "ipods" || c["published_at"] == nil || c["sort_order"] != "alpha-asc" ||
@@ -268,7 +269,7 @@ func TestCustomCollections(t *testing.T) {
 			if c["published_at"] != nil {
 				t.Fatalf("published_at %v", c["published_at"])
 			}
-			time.Sleep(time.Second) // updated_at has second precision
+			clk.Advance(time.Second) // updated_at has second precision
 			shown := update(t, e, c, map[string]any{"id": id(c), "published": true})
 			if shown["published_at"] == nil || shown["updated_at"] == c["updated_at"] || shown["products_count"] != 0.0 {
 				t.Fatalf("got %v", shown)
@@ -528,6 +529,7 @@ func TestCustomCollectionFilters(t *testing.T) {
 // not show, is checked against the times their creates answered.
 func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now()) // steps time instead of sleeping
 		created := map[int64]time.Time{}
 		stamp := func(c map[string]any, field string) time.Time {
 			at, _ := time.Parse(time.RFC3339, c[field].(string))
@@ -538,13 +540,13 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 		var made []map[string]any
 		for i := range 8 {
 			if i == 4 {
-				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+				clk.Advance(time.Second) // two seconds of created_at at least, for the range edges
 			}
 			c := create(t, e, map[string]any{"title": []string{"Music", "Video"}[i%2], "published": i%3 != 0})
 			created[id(c)] = stamp(c, "updated_at")
 			made = append(made, c)
 		}
-		time.Sleep(time.Second)
+		clk.Advance(time.Second)
 		update(t, e, made[0], map[string]any{"title": "Video", "published": true})
 		update(t, e, made[5], map[string]any{"published": false})
 		e.Do("DELETE", path(made[2]), nil).Expect(t, 200)

@@ -154,7 +154,7 @@ func (s Service) Get(ctx context.Context, id int64) (collection.Collection, erro
 // metafields, a Collection event and collections/create in one transaction.
 func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now()
+	now := admin.Now(ctx)
 	rec := collection.Record{
 		Collection: collection.Collection{Fields: collection.Fields{PublishedScope: collection.PublishedScope, SortOrder: collection.DefaultSortOrder, UpdatedAt: now}},
 		CreatedAt:  now,
@@ -241,7 +241,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if err != nil {
 			return nil, err
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		var change publishing.Change
 		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
 		rec.UpdatedAt = now

@@ -247,7 +247,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	qm, m, wh := p.qm, &p.m, p.wh
 	status, sendErr := r.status, r.err
 	a := Attempt{ID: d.IDs.Next(), DeliveryID: m.DeliveryID, Topic: p.topic, Attempt: qm.Attempt,
-		DurationMS: r.duration.Milliseconds(), CreatedAt: admin.Now()}
+		DurationMS: r.duration.Milliseconds(), CreatedAt: admin.Now(ctx)}
 	if status != 0 {
 		a.ResponseStatus = &status
 	}
@@ -259,7 +259,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		}
 		a.Error = &msg
 	}
-	ops := []store.Op{d.logOp(wh.ID, &a)}
+	ops := []store.Op{d.logOp(ctx, wh.ID, &a)}
 	if ok {
 		metrics.Delivery(ctx, metrics.Sent, r.duration)
 		if _, err := d.Store.Get(ctx, healthKey(wh.ID)); err == nil {
@@ -279,10 +279,10 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	if qm.Attempt >= MaxAttempts {
 		metrics.Delivery(ctx, metrics.DeadLettered, r.duration)
 		a.DeadLettered = true
-		ops[0] = d.logOp(wh.ID, &a)
+		ops[0] = d.logOp(ctx, wh.ID, &a)
 		dl := DeadLetterKey(wh.ID, m.DeliveryID)
 		ops = append(ops, store.Put(store.Item{PK: dl.PK, SK: dl.SK, Version: 1, Data: qm.Body,
-			ExpiresAt: time.Now().Add(logTTL).Unix()}, store.Always, 0))
+			ExpiresAt: admin.ClockFrom(ctx).Now().Add(logTTL).Unix()}, store.Always, 0))
 		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", p.topic)
 		return Outcome{}, records.Transact(ctx, d.Store, ops...)
 	}
@@ -366,9 +366,9 @@ func (d *Dispatcher) retryBase() time.Duration {
 	return DefaultRetryBase
 }
 
-func (d *Dispatcher) logOp(webhookID int64, a *Attempt) store.Op {
+func (d *Dispatcher) logOp(ctx context.Context, webhookID int64, a *Attempt) store.Op {
 	return store.Put(store.Item{PK: AttemptPartition(webhookID), SK: records.IDSK(a.ID), Version: 1,
-		Data: records.Encode(a), ExpiresAt: time.Now().Add(logTTL).Unix()}, store.Always, 0)
+		Data: records.Encode(a), ExpiresAt: admin.ClockFrom(ctx).Now().Add(logTTL).Unix()}, store.Always, 0)
 }
 
 // checkHealth notes the first failure of a failing streak and removes a
@@ -379,7 +379,7 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 	switch {
 	case admin.ErrorCode(err) == admin.ENOTFOUND:
 		k := healthKey(wh.ID)
-		h.FirstFailure = admin.Now()
+		h.FirstFailure = admin.Now(ctx)
 		err := d.Store.Transact(ctx, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&h)}, store.IfAbsent, 0))
 		if errors.Is(err, store.ErrConditionFailed) {
 			err = nil // a concurrent failure noted the streak first
@@ -387,7 +387,7 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 		return false, err
 	case err != nil:
 		return false, err
-	case time.Since(h.FirstFailure.Time) < RetryWindow:
+	case admin.ClockFrom(ctx).Now().Sub(h.FirstFailure.Time) < RetryWindow:
 		return false, nil
 	}
 	slog.Warn("removing a webhook whose deliveries failed for 48 hours", "webhook", wh.ID, "address", wh.Address)

@@ -240,7 +240,7 @@ const SweepAge = 5 * time.Minute
 // retries ran out. Marker sort keys are ids, and ids are time-ordered, so
 // this is one Query of the old end of the partition.
 func Sweep(ctx context.Context, st store.Store, q queue.Queue, max int) error {
-	items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Before: records.IDSK(ids.At(time.Now().Add(-SweepAge))), Limit: max})
+	items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Before: records.IDSK(ids.At(admin.ClockFrom(ctx).Now().Add(-SweepAge))), Limit: max})
 	if err != nil {
 		return err
 	}

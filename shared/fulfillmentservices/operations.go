@@ -52,7 +52,7 @@ func (s Service) Get(ctx context.Context, id int64) (*FulfillmentService, error)
 // Create registers a service for the calling app; its handle, unique in the
 // shop, is claimed in the same transaction (handles.Create).
 func (s Service) Create(ctx context.Context, in *Input) (FulfillmentService, error) {
-	now := admin.Now()
+	now := admin.Now(ctx)
 	svc := FulfillmentService{AppID: admin.AppFrom(ctx).ID, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(&svc, true, s.Outbound.Refuses); err != nil {
 		return svc, err
@@ -80,7 +80,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (FulfillmentSe
 		if err := in.apply(&svc, false, s.Outbound.Refuses); err != nil {
 			return nil, err
 		}
-		svc.UpdatedAt = admin.Now()
+		svc.UpdatedAt = admin.Now(ctx)
 		return []store.Op{records.PutNext(svc.item(it.Version))}, nil
 	})
 	return svc, err

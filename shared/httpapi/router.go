@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 )
@@ -88,6 +89,9 @@ type Router struct {
 	// "" (or a nil Base) makes those URLs relative. The composition root
 	// sets it from configuration, never from the request's Host.
 	Base func(*http.Request) string
+	// Clock is the service's time, which every request's operations read
+	// (admin.Now); nil is the machine's.
+	Clock clock.Clock
 }
 
 // NewRouter builds the handler for routes. Every route requires a token,
@@ -232,6 +236,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := admin.WithRequestID(r.Context(), id)
 	if rt.Base != nil {
 		ctx = context.WithValue(ctx, baseCtxKey{}, rt.Base(r))
+	}
+	if rt.Clock != nil {
+		ctx = admin.WithClock(ctx, rt.Clock)
 	}
 	r = r.WithContext(ctx)
 	defer func() {

@@ -78,7 +78,7 @@ func Resolve(ctx context.Context, client *outbound.Client, shop *admin.Shop, id 
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, nil, admin.Invalid("image", "is not a valid image (PNG, JPEG or GIF)")
 	}
-	img := &Image{Width: cfg.Width, Height: cfg.Height, CreatedAt: admin.Now(), Src: src}
+	img := &Image{Width: cfg.Width, Height: cfg.Height, CreatedAt: admin.Now(ctx), Src: src}
 	if src != "" {
 		return img, nil, nil
 	}

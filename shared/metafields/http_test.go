@@ -325,12 +325,13 @@ func TestScopes(t *testing.T) {
 // created_at and since_id by id. Another owner's metafields never show.
 func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now()) // steps time instead of sleeping
 		other := owners(t, e)[2].base // a product's
 		e.Do("POST", other+".json", mf("inventory", "warehouse", "elsewhere", "string")).Expect(t, 201)
 		var made []M
 		for i := range 12 {
 			if i == 6 {
-				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+				clk.Advance(time.Second) // two seconds of created_at at least, for the range edges
 			}
 			var value any = fmt.Sprint("v", i)
 			typ := "string"
@@ -340,7 +341,7 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			made = append(made, e.Do("POST", "/admin/metafields.json", mf([]string{"inventory", "sales", "seo"}[i%3], []string{"warehouse", "count", "title", "extra"}[i%4], value, typ)).
 				Expect(t, 201).Object(t, "metafield"))
 		}
-		time.Sleep(time.Second)
+		clk.Advance(time.Second)
 		path := func(m M) string { return fmt.Sprintf("/admin/metafields/%d.json", num(m["id"])) }
 		e.Do("PUT", path(made[1]), M{"metafield": M{"value": 7, "value_type": "integer"}}).Expect(t, 200)
 		e.Do("PUT", path(made[8]), M{"metafield": M{"value": "changed"}}).Expect(t, 200)

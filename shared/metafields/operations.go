@@ -256,7 +256,7 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 		return Metafield{}, err
 	}
 	value, _ := in.value()
-	now := admin.Now()
+	now := admin.Now(ctx)
 	m := Metafield{Namespace: strings.TrimSpace(*in.Namespace), Key: strings.TrimSpace(*in.Key), Value: value,
 		ValueType: *in.ValueType, Description: in.Description, OwnerID: o.ID, OwnerResource: o.Resource}
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
@@ -310,7 +310,7 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 				m.Description = nil
 			}
 		}
-		m.UpdatedAt = admin.Now()
+		m.UpdatedAt = admin.Now(ctx)
 		put := records.PutNext(m.Item(it.Version))
 		err = records.Transact(ctx, s.Store, put, m.guardPut(&put.Item, store.Always))
 		out = m

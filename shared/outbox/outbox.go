@@ -90,11 +90,11 @@ func Notify(ctx context.Context, st store.Store, gen *ids.Generator, topic, reso
 	if err != nil {
 		return nil, err
 	}
-	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.Now(), Clock: &clock}
+	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.Now(ctx), Clock: &clock}
 	for _, o := range opts {
 		o(&n)
 	}
-	expires := time.Now().Add(NotificationTTL).Unix()
+	expires := admin.ClockFrom(ctx).Now().Add(NotificationTTL).Unix()
 	k := NotificationKey(n.ID)
 	return []store.Op{
 		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),

@@ -164,7 +164,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		if err := in.apply(&p, false); err != nil {
 			return nil, err
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		var change publishing.Change
 		p.PublishedAt, change = publishing.Apply(p.PublishedAt, in.Published, nil, false, now)
 		p.UpdatedAt = now

@@ -6,6 +6,7 @@ package platform
 import (
 	"context"
 
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/queue"
@@ -15,6 +16,10 @@ import (
 // Deps are created once per process (once per Lambda container).
 type Deps struct {
 	Store store.Store
+	// Clock is the service's time: the machine's in AWS, one the local
+	// runner can move forward, one tests step. Requests and jobs carry it
+	// in their context (admin.WithClock); IDs read it too.
+	Clock clock.Clock
 	IDs   *ids.Generator
 	// Outbound makes every request to an address a user gave.
 	Outbound *outbound.Client

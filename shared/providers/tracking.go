@@ -202,7 +202,7 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		}
 		raw["tracking_number"] = records.Encode(number)
 		raw["tracking_numbers"] = records.Encode([]string{number})
-		raw["updated_at"] = records.Encode(admin.Now().In(admin.ShopFrom(ctx).Location()))
+		raw["updated_at"] = records.Encode(admin.Now(ctx).In(admin.ShopFrom(ctx).Location()))
 		next := it
 		next.GSI1PK, next.GSI1SK = "", ""
 		next.Version = it.Version + 1

@@ -75,15 +75,15 @@ func decide(tat, now time.Time, p admin.RatePlan) (time.Time, Decision) {
 
 // Memory is the in-process limiter of the local runner.
 type Memory struct {
-	Now func() time.Time // time.Now when nil
+	Now func() time.Time // the context's clock (admin.ClockFrom) when nil
 
 	mu   sync.Mutex
 	tats map[int64]time.Time
 }
 
 // Take spends one call of app's bucket.
-func (m *Memory) Take(_ context.Context, app *admin.App) (Decision, error) {
-	now := clock(m.Now)
+func (m *Memory) Take(ctx context.Context, app *admin.App) (Decision, error) {
+	now := clock(ctx, m.Now)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tats == nil {
@@ -94,9 +94,9 @@ func (m *Memory) Take(_ context.Context, app *admin.App) (Decision, error) {
 	return d, nil
 }
 
-func clock(now func() time.Time) time.Time {
+func clock(ctx context.Context, now func() time.Time) time.Time {
 	if now == nil {
-		return time.Now()
+		return admin.ClockFrom(ctx).Now()
 	}
 	return now()
 }

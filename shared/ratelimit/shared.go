@@ -50,7 +50,7 @@ func (s *Shared) Take(ctx context.Context, app *admin.App) (Decision, error) {
 			}
 		}
 		var tat time.Time
-		if tat, d = decide(c.tat, clock(s.Now), plan); !d.Allowed {
+		if tat, d = decide(c.tat, clock(ctx, s.Now), plan); !d.Allowed {
 			return false, nil
 		}
 		k := Key(app.ID)

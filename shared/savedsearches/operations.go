@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -65,7 +64,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SavedSearch, error) {
 	if err := in.apply(&ss, true); err != nil {
 		return ss, err
 	}
-	ss.CreatedAt = admin.Now()
+	ss.CreatedAt = admin.Now(ctx)
 	ss.UpdatedAt = ss.CreatedAt
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		ss.ID = id
@@ -85,7 +84,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SavedSearch, 
 		if err := in.apply(&ss, false); err != nil {
 			return nil, err
 		}
-		ss.UpdatedAt = admin.Now()
+		ss.UpdatedAt = admin.Now(ctx)
 		return []store.Op{records.PutNext(ss.item(it.Version))}, nil
 	})
 	return ss, err
@@ -202,7 +201,7 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 			return nil, err
 		}
 	}
-	now := time.Now().Unix()
+	now := admin.ClockFrom(ctx).Now().Unix()
 	byID := p.Order.Field == "id" && !p.Order.Desc
 	want := p.Offset + p.Limit
 	// The first want matches in p.Order: in key order when that is the

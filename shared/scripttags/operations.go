@@ -100,7 +100,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (ScriptTag, er
 		if err := in.apply(&t, false); err != nil {
 			return nil, err
 		}
-		t.UpdatedAt = admin.Now()
+		t.UpdatedAt = admin.Now(ctx)
 		return t.writeOps(appID, it, &old), nil
 	})
 	return t, err

@@ -172,15 +172,16 @@ func TestScriptTagRules(t *testing.T) {
 // entries; counts agree, and each reads only its matches.
 func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now()) // steps time instead of sleeping
 		srcs := []string{"https://example.com/a.js", "https://example.com/b.js", "https://example.com/c.js"}
 		var made []map[string]any
 		for i := range 9 {
 			if i == 5 {
-				time.Sleep(time.Second) // two seconds of created_at at least, for the range edges
+				clk.Advance(time.Second) // two seconds of created_at at least, for the range edges
 			}
 			made = append(made, create(t, e, apitest.DemoToken, srcs[i%3]))
 		}
-		time.Sleep(time.Second)
+		clk.Advance(time.Second)
 		path := func(tag map[string]any) string {
 			return fmt.Sprintf("/web/script_tags/%d.json", int64(tag["id"].(float64)))
 		}

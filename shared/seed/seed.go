@@ -195,7 +195,7 @@ func Parse(data []byte, checks ...Check) (*File, error) {
 		}
 	}
 	for i, p := range f.Products {
-		vs, err := productVariants(p)
+		vs, err := productVariants(p, admin.Now(context.Background()))
 		if err != nil {
 			return nil, fmt.Errorf("seed: products[%d]: %v", i, err)
 		}
@@ -212,14 +212,13 @@ func Parse(data []byte, checks ...Check) (*File, error) {
 }
 
 // productVariants reads a seeded product's variants with the Variants operations'
-// defaults.
-func productVariants(p Object) ([]catalog.Variant, error) {
+// defaults (their timestamps now).
+func productVariants(p Object, now admin.Time) ([]catalog.Variant, error) {
 	pid, _ := p.id()
 	kids, err := p.children("variants")
 	if err != nil {
 		return nil, err
 	}
-	now := admin.Now()
 	out := make([]catalog.Variant, len(kids))
 	for j, k := range kids {
 		rec := Object{}
@@ -417,7 +416,7 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 	// theme with a minimal working set of files (schema Theme): each with its
 	// guards, count and marker in one transaction, skipped whole once written (and
 	// not written again once deleted).
-	now := admin.Now()
+	now := admin.Now(ctx)
 	for _, ops := range [][]store.Op{collection.FrontpageOps(now), country.RestOfWorldOps(), theme.MainOps(now)} {
 		switch err := st.Transact(ctx, append([]store.Op{markerOp(ops[0].TargetKey())}, ops...)...); {
 		case store.FailedOp(err) == 0:
@@ -446,7 +445,7 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 			return nil, sum, err
 		}
 		pid, _ := p.id()
-		variants, _ := productVariants(p)
+		variants, _ := productVariants(p, admin.Now(ctx))
 		// The variants go before their order, each only while the order
 		// is absent: a variant deleted since, or added to the file after
 		// the product was loaded, is never written outside the order.

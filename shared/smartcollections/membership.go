@@ -258,7 +258,7 @@ func reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, product
 	}
 	slices.SortFunc(changes, func(a, b change) int { return compareIDs(a.collectionID, b.collectionID) })
 
-	now := admin.Now()
+	now := admin.Now(ctx)
 	current := slices.Clone(have)
 	for first := true; first || len(changes) > 0; first = false {
 		ops := []store.Op{{}} // the state put, filled in below
@@ -404,7 +404,7 @@ func recompute(ctx context.Context, st store.Store, gen *ids.Generator, collecti
 	slices.SortFunc(changes, func(a, b pchange) int { return compareIDs(a.productID, b.productID) })
 
 	position := count
-	now := admin.Now()
+	now := admin.Now(ctx)
 	for len(changes) > 0 {
 		batch := changes[:min(len(changes), batchProducts)]
 		changes = changes[len(batch):]

@@ -162,7 +162,7 @@ func (s Service) refreshCount(ctx context.Context, c *SmartCollection) error {
 // event and notification), then computes its membership.
 func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now()
+	now := admin.Now(ctx)
 	rec := record{
 		SmartCollection: SmartCollection{Fields: collection.Fields{PublishedScope: "global", SortOrder: DefaultSortOrder, UpdatedAt: now}, Rules: []Rule{}},
 		RulesVersion:    1,
@@ -238,7 +238,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		if err != nil {
 			return nil, err
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		var change publishing.Change
 		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
 		rec.UpdatedAt = now

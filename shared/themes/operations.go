@@ -101,7 +101,7 @@ func (s Service) Create(ctx context.Context, in *Input) (theme.Theme, error) {
 	if err != nil {
 		return theme.Theme{}, err
 	}
-	now := admin.Now()
+	now := admin.Now(ctx)
 	rec := theme.Record{Theme: theme.Theme{Name: name, Role: theme.RoleUnpublished, CreatedAt: now, UpdatedAt: now}, Src: src}
 	if role == theme.RoleMain || role == theme.RoleMobile {
 		rec.RequestedRole = role
@@ -173,7 +173,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (theme.Theme, 
 			}
 			ops = append(ops, more...)
 		}
-		rec.UpdatedAt = admin.Now()
+		rec.UpdatedAt = admin.Now(ctx)
 		ops[0] = store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)
 		err = s.Store.Transact(ctx, ops...)
 		out = rec.Theme
@@ -206,7 +206,7 @@ func (s Service) roleOps(ctx context.Context, rec *theme.Record, role string) ([
 		case err != nil:
 			return nil, err
 		default:
-			old.Role, old.UpdatedAt = theme.RoleUnpublished, admin.Now()
+			old.Role, old.UpdatedAt = theme.RoleUnpublished, admin.Now(ctx)
 			ops = append(ops, store.Put(old.Item(it.Version+1), store.IfVersion, it.Version))
 		}
 	}
@@ -262,7 +262,7 @@ func (s Service) fail(ctx context.Context, id int64, reason string) (theme.Theme
 		}
 		rec.Processing, rec.Previewable, rec.RequestedRole = false, false, ""
 		rec.ImportError = &reason
-		rec.UpdatedAt = admin.Now()
+		rec.UpdatedAt = admin.Now(ctx)
 		out = rec.Theme
 		return []store.Op{store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)}, nil
 	})
@@ -287,7 +287,7 @@ func (s Service) finish(ctx context.Context, id int64) error {
 			}
 			ops = append(ops, more...)
 		}
-		rec.UpdatedAt = admin.Now()
+		rec.UpdatedAt = admin.Now(ctx)
 		ops[0] = store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)
 		err = s.Store.Transact(ctx, ops...)
 		return store.FailedOp(err) >= 0, err

@@ -149,7 +149,7 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 		}
 		t.ID, t.OrderID = s.IDs.Next(), orderID
 		t.Currency, t.Status, t.SourceName = o.Currency, StatusSuccess, SourceAPI
-		t.Receipt, t.CreatedAt = json.RawMessage("{}"), admin.Now()
+		t.Receipt, t.CreatedAt = json.RawMessage("{}"), admin.Now(ctx)
 		l.apply(&t)
 		lk := ledgerKey(orderID)
 		ledgerItem := store.Item{PK: lk.PK, SK: lk.SK, Version: version + 1, Data: records.Encode(&l)}

@@ -108,7 +108,7 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 	if err != nil {
 		return catalog.Variant{}, err
 	}
-	now := admin.Now()
+	now := admin.Now(ctx)
 	v := catalog.Variant{ProductID: pid, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(&v, true); err != nil {
 		return catalog.Variant{}, err
@@ -164,7 +164,7 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 			return catalog.Variant{}, err
 		}
 		ops = append(ops, cops...)
-		ops = append(ops, stockJob(s.IDs, &v)...)
+		ops = append(ops, stockJob(ctx, s.IDs, &v)...)
 		err = records.Transact(ctx, s.Store, ops...)
 		if err == nil {
 			break
@@ -484,7 +484,7 @@ func (s Service) adjust(ctx context.Context, id int64, in *Input) (catalog.Varia
 		return v, err
 	}
 	ops = append(ops, cops...)
-	ops = append(ops, stockJob(s.IDs, &v)...)
+	ops = append(ops, stockJob(ctx, s.IDs, &v)...)
 	err = records.Transact(ctx, s.Store, ops...)
 	if store.FailedOp(err) == 0 {
 		return v, admin.NotFound // deleted since it was read
@@ -549,7 +549,7 @@ func (s Service) modify(ctx context.Context, id int64, in *Input, o origin) (cat
 			}
 			imageChecked = true
 		}
-		now := admin.Now()
+		now := admin.Now(ctx)
 		v.UpdatedAt = now
 		reoptioned := optionKey(&v) != optionKey(&before)
 		order, version, err := catalog.GetOrder(ctx, s.Store, pid)
@@ -593,7 +593,7 @@ func (s Service) modify(ctx context.Context, id int64, in *Input, o origin) (cat
 		}
 		ops = append(ops, cops...)
 		if !o.provider {
-			ops = append(ops, stockJob(s.IDs, &v)...)
+			ops = append(ops, stockJob(ctx, s.IDs, &v)...)
 		}
 		err = records.Transact(ctx, s.Store, ops...)
 		if err == nil {

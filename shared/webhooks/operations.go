@@ -141,7 +141,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 				return nil, err
 			}
 		}
-		wh.UpdatedAt = admin.Now()
+		wh.UpdatedAt = admin.Now(ctx)
 		ops := records.WriteOps(wh.item(0), it.Version, old.entries(), wh.entries())
 		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
 			claimAt = len(ops)

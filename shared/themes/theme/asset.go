@@ -214,7 +214,7 @@ func CreateOps(rec *AssetRecord, content []byte) []store.Op {
 // item again (Read). guard, when given, is checked in the pointer's
 // transaction (the theme still exists and accepts writes).
 func Put(ctx context.Context, st store.Store, themeID int64, key string, content []byte, guard ...store.Op) (AssetRecord, error) {
-	now := admin.Now()
+	now := admin.Now(ctx)
 	rec := NewRecord(themeID, key, content, now)
 	chunks := chunkOps(themeID, rec.Blob, content)
 	large := len(chunks) > InlineChunks
