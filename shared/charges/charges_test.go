@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/charges"
 )
 
 type M = map[string]any
@@ -324,5 +326,31 @@ func TestRedirectToNonASCIIReturnURL(t *testing.T) {
 				t.Errorf("%s: %d Location %q, want %q", action, r.Code, r.Header().Get("Location"), want)
 			}
 		}
+	}, api.Billing)
+}
+
+// A charge left pending reads expired once 48 hours have passed on the
+// service's clock, end to end and on both stores: its page says so and
+// offers no decision, and activating it is refused. The clock is stepped, not
+// waited for.
+func TestPendingChargeExpiresOnTheServiceClock(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now())
+		c := create(t, e, apitest.DemoToken, nil)
+		clk.Advance(charges.ExpiresAfter - time.Second)
+		if s := status(t, e, idOf(c)); s != charges.StatusPending {
+			t.Fatalf("a second before 48 hours: %s", s)
+		}
+		clk.Advance(time.Second)
+		if s := status(t, e, idOf(c)); s != charges.StatusExpired {
+			t.Fatalf("after 48 hours: %s, want expired", s)
+		}
+		if got := e.Do("GET", list, nil).Expect(t, 200).List(t, "recurring_application_charges"); len(got) == 0 || got[0].(map[string]any)["status"] != charges.StatusExpired {
+			t.Fatalf("the list shows %v", got)
+		}
+		if _, rec := page(t, e, c); !strings.Contains(rec.Body.String(), "expired") || tokenRE.MatchString(rec.Body.String()) {
+			t.Fatalf("the page of an expired charge still offers a decision: %s", rec.Body)
+		}
+		e.Do("POST", activate(idOf(c)), M{}).Expect(t, 422)
 	}, api.Billing)
 }

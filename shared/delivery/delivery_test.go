@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -106,7 +107,7 @@ func startPipeline(t *testing.T, e *apitest.Env, retryBase time.Duration, worker
 	if len(workers) > 0 {
 		n = workers[0]
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(admin.WithClock(context.Background(), e.Deps.Clock))
 	p := &pipeline{stop: cancel}
 	d := api.Dispatcher(e.Deps, config.Config{RetryBase: retryBase})
 	d.MaxDelay = 20 * retryBase
@@ -461,26 +462,28 @@ func TestBackoffSpansTwoDays(t *testing.T) {
 	}
 }
 
-// A webhook whose deliveries have failed for 48 hours is removed.
+// A webhook whose deliveries have failed for 48 hours of the service's
+// clock is removed: the clock is stepped past them, not waited for.
 func TestWebhookFailingForTwoDaysIsRemoved(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now())
 		rc := newReceiver(t)
 		rc.fail = func(int, *http.Request) int { return 500 }
 		id := subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
-		// The streak began two days ago.
-		err := e.Deps.Store.Transact(context.Background(), store.Put(store.Item{PK: "webhookhealth", SK: records.IDSK(id), Version: 1,
-			Data: []byte(`{"first_failure_at":"` + time.Now().Add(-49*time.Hour).UTC().Format(time.RFC3339) + `"}`)}, store.IfAbsent, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
 		startPipeline(t, e, 10*time.Millisecond)
 		fire(t, e, "orders/create", map[string]any{"id": 1})
+		waitFor(t, 10*time.Second, "failing attempts", func() bool { return len(rc.requests()) >= 2 })
+		if e.Do("GET", fmt.Sprintf("/admin/webhooks/%d.json", id), nil).Status != 200 {
+			t.Fatal("the webhook was removed before 48 hours of failures")
+		}
+		clk.Advance(delivery.RetryWindow + time.Minute)
 		waitFor(t, 10*time.Second, "the webhook's removal", func() bool {
 			return e.Do("GET", fmt.Sprintf("/admin/webhooks/%d.json", id), nil).Status == 404
 		})
-		time.Sleep(300 * time.Millisecond)
-		if n := len(rc.requests()); n != 1 {
-			t.Fatalf("%d attempts after removal", n)
+		n := len(rc.requests())
+		time.Sleep(300 * time.Millisecond) // no attempt may follow the removal
+		if got := len(rc.requests()); got != n {
+			t.Fatalf("%d attempts after removal", got-n)
 		}
 	}, api.Webhooks)
 }
