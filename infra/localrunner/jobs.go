@@ -89,12 +89,10 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 // visited in a browser cannot set the polls off.
 func jobHandler(d *platform.Deps, j *pollJob) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.Header.Get("Origin") != "" {
-			w.WriteHeader(http.StatusForbidden)
-			w.Write([]byte(`{"errors":"local job endpoints do not accept browser requests"}` + "\n"))
+		if refuseBrowser(w, r) {
 			return
 		}
+		w.Header().Set("Content-Type", "application/json")
 		s := j.runOnce(admin.WithClock(r.Context(), d.Clock), d)
 		json.NewEncoder(w).Encode(&s)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/httpapi"
@@ -49,11 +50,18 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
+	// The service's time: the machine's, moved forward by POST
+	// /_local/clock; its offset is restored from the store below.
+	runnerClock := &clock.Offset{}
+	cfg.Clock = runnerClock
 	deps, err := api.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer deps.Store.Close()
+	if err := restoreClock(ctx, deps.Store, runnerClock); err != nil {
+		return err
+	}
 	// Committing a notification wakes the outbox pump at once (it also
 	// polls, for what another process committed).
 	deps.Store = delivery.WatchOutbox(deps.Store)
@@ -93,6 +101,8 @@ func run() error {
 		w.Write(openapi)
 	})
 	mux.Handle("/", api.Handler(deps, api.Groups...))
+	mux.Handle("GET /_local/clock", clockHandler(deps.Store, runnerClock))
+	mux.Handle("POST /_local/clock", clockHandler(deps.Store, runnerClock))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
 	// POST /_local/jobs/<name> (local runner only).
 	jobs := pollJobs()

@@ -502,3 +502,58 @@ func TestMalformedBaseURLStopsStartup(t *testing.T) {
 		}
 	}
 }
+
+// POST /_local/clock moves the service's time forward, end to end: a charge
+// left pending reads expired after 48 hours of it, new records carry the
+// advanced time, the advance survives a restart, and it never runs back.
+func TestClockAdvances(t *testing.T) {
+	data := t.TempDir()
+	r := start(t, "DATA_DIR="+data)
+	status, body := r.do(t, "", "GET", "/_local/clock", "")
+	if status != 200 || body["offset_seconds"] != 0.0 {
+		t.Fatalf("clock at start: %d %v", status, body)
+	}
+	status, body = r.do(t, demoToken, "POST", "/admin/recurring_application_charges.json",
+		`{"recurring_application_charge":{"name":"Plan","price":10,"return_url":"https://app.example.com/back"}}`)
+	charge, _ := body["recurring_application_charge"].(map[string]any)
+	if status != 201 || charge["status"] != "pending" {
+		t.Fatalf("charge: %d %v", status, body)
+	}
+	path := fmt.Sprintf("/admin/recurring_application_charges/%d.json", int64(charge["id"].(float64)))
+
+	for in, field := range map[string]string{`{"advance_seconds":0}`: "advance_seconds", `{"advance_seconds":-5}`: "advance_seconds",
+		`{"advance_seconds":1.5}`: "advance_seconds", `{}`: "advance_seconds"} {
+		if status, body := r.do(t, "", "POST", "/_local/clock", in); status != 422 || body["errors"].(map[string]any)[field] == nil {
+			t.Errorf("%s: %d %v, want 422 naming %s", in, status, body, field)
+		}
+	}
+	status, body = r.do(t, "", "POST", "/_local/clock", `{"advance_seconds":172800}`)
+	if status != 200 || body["offset_seconds"] != 172800.0 {
+		t.Fatalf("advance: %d %v", status, body)
+	}
+	now, err := time.Parse(time.RFC3339, body["now"].(string))
+	if err != nil || now.Sub(time.Now()) < 47*time.Hour {
+		t.Fatalf("now %v after a 48-hour advance (%v)", body["now"], err)
+	}
+	if _, body := r.do(t, demoToken, "GET", path, ""); body["recurring_application_charge"].(map[string]any)["status"] != "expired" {
+		t.Fatalf("after 48 hours: %v", body)
+	}
+	_, body = r.do(t, demoToken, "POST", "/web/pages.json", `{"page":{"title":"Later"}}`)
+	if created, _ := time.Parse(time.RFC3339, fmt.Sprint(body["page"].(map[string]any)["created_at"])); created.Sub(time.Now()) < 47*time.Hour {
+		t.Fatalf("a record made after the advance: %v", body)
+	}
+	// A browser's request is refused: no page elsewhere moves the clock.
+	req, _ := http.NewRequest("POST", r.url+"/_local/clock", strings.NewReader(`{"advance_seconds":1}`))
+	req.Header.Set("Origin", "https://evil.example")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
+		t.Fatalf("with an Origin header: %v %v", res, err)
+	}
+
+	if err := r.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	r = start(t, "DATA_DIR="+data)
+	if status, body := r.do(t, "", "GET", "/_local/clock", ""); status != 200 || body["offset_seconds"] != 172800.0 {
+		t.Fatalf("after a restart: %d %v", status, body)
+	}
+}

@@ -226,7 +226,14 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Deps{Deps: NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations))}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.System{}
+	}
+	if sq, ok := q.(*storequeue.Queue); ok {
+		sq.UseClock(clk.Now) // a retry the clock's advance made due is delivered at once
+	}
+	d := &Deps{Deps: NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations), clk)}
 	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {
 		client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
@@ -248,10 +255,10 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 // hooks between groups wired (smart collection membership follows variant
 // changes). Open and the test harness both build them here, so that a hook
 // added once is in both.
-func NewDeps(st store.Store, q queue.Queue, out *outbound.Client) *platform.Deps {
-	clk := clock.System{}
-	d := &platform.Deps{Store: st, Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q,
-		ThemeImports: storequeue.New(st, ThemeImportQueue)}
+func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Clock) *platform.Deps {
+	imports := storequeue.New(st, ThemeImportQueue)
+	imports.UseClock(clk.Now)
+	d := &platform.Deps{Store: st, Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports}
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d
 }

@@ -93,7 +93,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	t.Helper()
 	loadDemo(t, st)
 	rc := &ReadCounter{Store: st}
-	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true))
+	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true), clock.System{})
 	d.BaseURL = BaseURL
 	return &Env{T: t, Deps: d, Handler: api.Handler(&api.Deps{Deps: d}, groups...), Reads: rc, groups: groups}
 }

@@ -10,10 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/storeadmin/adminapi/shared/clock"
 )
 
 // Config is the process configuration.
 type Config struct {
+	// Clock is the service's time (no variable: the local runner sets its
+	// movable clock here); nil is the machine's, as in AWS.
+	Clock clock.Clock
 	// RateLimit (RATE_LIMIT on/off) is where app call buckets live: "shared"
 	// (the table, every Lambda instance) in Lambda, "memory" in the local
 	// runner, or "off".

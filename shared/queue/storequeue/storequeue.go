@@ -76,6 +76,11 @@ type record struct {
 }
 
 // sk is the sort key of message id visible at t.
+// UseClock makes now the queue's time for when messages become visible:
+// the local runner's movable clock, so that moving it forward makes the
+// retries it passed due at once.
+func (q *Queue) UseClock(now func() time.Time) { q.now = now }
+
 func sk(t time.Time, id string) string {
 	return stamp(t) + "#" + id
 }

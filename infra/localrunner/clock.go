@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// The local runner's clock is the machine's moved forward by an offset an
+// app developer grows with POST /_local/clock, to see what happens after 48
+// hours without waiting for them. The offset is part of the shop's state:
+// it is kept in the store, so a restart keeps it.
+var clockKey = store.Key{PK: "local", SK: "clock"}
+
+const offsetNum = "offset_seconds"
+
+// maxOffset bounds the clock's lead: timestamps stay far inside years
+// 1-9999, and the seconds fit every integer a client reads.
+const maxOffset = 100 * 365 * 24 * time.Hour
+
+// restoreClock moves off to the offset the store keeps.
+func restoreClock(ctx context.Context, st store.Store, off *clock.Offset) error {
+	it, err := st.Get(ctx, clockKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	off.Advance(time.Duration(it.Nums[offsetNum]) * time.Second)
+	return nil
+}
+
+// clockAnswer is what GET and POST /_local/clock answer.
+type clockAnswer struct {
+	Now           admin.Time `json:"now"`
+	OffsetSeconds int64      `json:"offset_seconds"`
+}
+
+// clockHandler serves GET /_local/clock (the service's time and how far it
+// is ahead of the machine's) and POST /_local/clock {"advance_seconds": N}
+// (moves it N seconds forward, N > 0: time never runs back).
+func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if refuseBrowser(w, r) {
+			return
+		}
+		if r.Method == http.MethodPost {
+			var in struct {
+				AdvanceSeconds *json.Number `json:"advance_seconds"`
+			}
+			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
+			dec.UseNumber()
+			if err := dec.Decode(&in); err != nil {
+				localError(w, http.StatusBadRequest, `"the body must be a JSON object: {\"advance_seconds\": N}"`)
+				return
+			}
+			n, err := int64(0), error(nil)
+			if in.AdvanceSeconds != nil {
+				n, err = in.AdvanceSeconds.Int64()
+			}
+			switch {
+			case in.AdvanceSeconds == nil:
+				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["can't be blank"]}`)
+				return
+			case err != nil:
+				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["must be an integer"]}`)
+				return
+			case n <= 0:
+				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["must be greater than 0"]}`)
+				return
+			case time.Duration(n)*time.Second > maxOffset-off.Offset() || n > int64(maxOffset/time.Second):
+				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["would move the clock more than 100 years ahead"]}`)
+				return
+			}
+			// Kept first, then moved: a crash between the two moves it at
+			// the next start, never loses an advance that was answered.
+			if _, err := st.Add(r.Context(), clockKey, store.Always, map[string]int64{offsetNum: n}); err != nil {
+				localError(w, http.StatusInternalServerError, `"the clock could not be kept"`)
+				return
+			}
+			off.Advance(time.Duration(n) * time.Second)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(clockAnswer{Now: admin.At(off.Now()), OffsetSeconds: int64(off.Offset() / time.Second)})
+	}
+}
+
+// refuseBrowser answers 403 to a request a browser sent (it carries an
+// Origin): a page on another site must not drive the local control
+// endpoints through the developer's browser.
+func refuseBrowser(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Origin") == "" {
+		return false
+	}
+	localError(w, http.StatusForbidden, `"local control endpoints do not accept browser requests"`)
+	return true
+}
+
+// localError writes {"errors": <errs>} with status.
+func localError(w http.ResponseWriter, status int, errs string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write([]byte(`{"errors":` + errs + "}\n"))
+}
