@@ -62,6 +62,7 @@ func run() error {
 	if err := restoreClock(ctx, deps.Store, runnerClock); err != nil {
 		return err
 	}
+	local, _ := deps.Store.(store.Local) // both stores are; the reset needs it
 	// Committing a notification wakes the outbox pump at once (it also
 	// polls, for what another process committed).
 	deps.Store = delivery.WatchOutbox(deps.Store)
@@ -103,6 +104,7 @@ func run() error {
 	mux.Handle("/", api.Handler(deps, api.Groups...))
 	mux.Handle("GET /_local/clock", clockHandler(deps.Store, runnerClock))
 	mux.Handle("POST /_local/clock", clockHandler(deps.Store, runnerClock))
+	mux.Handle("POST /_local/reset", resetHandler(cfg, deps, local, runnerClock))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
 	// POST /_local/jobs/<name> (local runner only).
 	jobs := pollJobs()

@@ -507,8 +507,23 @@ func TestMalformedBaseURLStopsStartup(t *testing.T) {
 // left pending reads expired after 48 hours of it, new records carry the
 // advanced time, the advance survives a restart, and it never runs back.
 func TestClockAdvances(t *testing.T) {
-	data := t.TempDir()
-	r := start(t, "DATA_DIR="+data)
+	forEachStore(t, func(t *testing.T, storeEnv []string) {
+		clockAdvances(t, storeEnv)
+	})
+}
+
+// forEachStore runs fn with the runner's environment for each store: the
+// embedded one in a fresh directory, and a fresh DynamoDB Local table.
+func forEachStore(t *testing.T, fn func(t *testing.T, storeEnv []string)) {
+	t.Run("embedded", func(t *testing.T) { fn(t, []string{"DATA_DIR=" + t.TempDir()}) })
+	t.Run("dynamodb", func(t *testing.T) {
+		endpoint := dynamotest.Endpoint(t)
+		fn(t, []string{"STORE=dynamodb", "AWS_ENDPOINT_URL=" + endpoint, "TABLE_NAME=" + dynamotest.NewTable(t), "DATA_DIR=" + t.TempDir()})
+	})
+}
+
+func clockAdvances(t *testing.T, storeEnv []string) {
+	r := start(t, storeEnv...)
 	status, body := r.do(t, "", "GET", "/_local/clock", "")
 	if status != 200 || body["offset_seconds"] != 0.0 {
 		t.Fatalf("clock at start: %d %v", status, body)
@@ -552,8 +567,58 @@ func TestClockAdvances(t *testing.T) {
 	if err := r.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	r = start(t, "DATA_DIR="+data)
+	r = start(t, storeEnv...)
 	if status, body := r.do(t, "", "GET", "/_local/clock", ""); status != 200 || body["offset_seconds"] != 172800.0 {
 		t.Fatalf("after a restart: %d %v", status, body)
+	}
+}
+
+// POST /_local/reset puts the shop back to what the seed made, end to end:
+// a record made since is gone, a seeded record deleted since is back, an
+// uninstalled app's token works again, the clock is the machine's again.
+func TestResetReturnsTheSeededShop(t *testing.T) {
+	forEachStore(t, resetReturnsTheSeededShop)
+}
+
+func resetReturnsTheSeededShop(t *testing.T, storeEnv []string) {
+	const readOnly = "read-only-token-0123456789abcdef"
+	r := start(t, storeEnv...)
+	count := func() float64 {
+		_, body := r.do(t, demoToken, "GET", "/com/products/632910392/variants/count.json", "")
+		return body["count"].(float64)
+	}
+	seeded := count()
+	status, body := r.do(t, demoToken, "POST", "/web/pages.json", `{"page":{"title":"Made in a test"}}`)
+	if status != 201 {
+		t.Fatalf("page: %d %v", status, body)
+	}
+	page := fmt.Sprintf("/web/pages/%d.json", int64(body["page"].(map[string]any)["id"].(float64)))
+	if status, _ := r.do(t, demoToken, "DELETE", "/com/products/632910392/variants/808950810.json", ""); status != 200 || count() != seeded-1 {
+		t.Fatalf("delete a seeded variant: %d", status)
+	}
+	if status, _ := r.do(t, readOnly, "DELETE", "/admin/api_permissions/current.json", ""); status != 200 {
+		t.Fatalf("uninstall: %d", status)
+	}
+	r.do(t, "", "POST", "/_local/clock", `{"advance_seconds":3600}`)
+
+	if status, body := r.do(t, "", "POST", "/_local/reset", ""); status != 200 || len(body) != 0 {
+		t.Fatalf("reset: %d %v", status, body)
+	}
+	if status, _ := r.do(t, demoToken, "GET", page, ""); status != 404 {
+		t.Errorf("a page made before the reset: %d, want 404", status)
+	}
+	if n := count(); n != seeded {
+		t.Errorf("variants after the reset: %v, want %v", n, seeded)
+	}
+	if status, _ := r.do(t, readOnly, "GET", "/web/pages/count.json", ""); status != 200 {
+		t.Errorf("the uninstalled app's token after the reset: %d, want 200", status)
+	}
+	if _, body := r.do(t, "", "GET", "/_local/clock", ""); body["offset_seconds"] != 0.0 {
+		t.Errorf("clock after the reset: %v", body)
+	}
+	req, _ := http.NewRequest("POST", r.url+"/_local/reset", nil)
+	req.Header.Set("Origin", "https://evil.example")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
+		t.Fatalf("reset with an Origin header: %v %v", res, err)
 	}
 }

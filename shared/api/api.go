@@ -233,6 +233,9 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	if sq, ok := q.(*storequeue.Queue); ok {
 		sq.UseClock(clk.Now) // a retry the clock's advance made due is delivered at once
 	}
+	if l, ok := st.(store.Local); ok {
+		l.UseClock(clk.Now) // logs, dead letters and notifications expire by the service's time
+	}
 	d := &Deps{Deps: NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations), clk)}
 	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {

@@ -94,6 +94,13 @@ func (m *Memory) Take(ctx context.Context, app *admin.App) (Decision, error) {
 	return d, nil
 }
 
+// Reset empties every bucket (the local runner's reset).
+func (m *Memory) Reset() {
+	m.mu.Lock()
+	m.tats = nil
+	m.mu.Unlock()
+}
+
 func clock(ctx context.Context, now func() time.Time) time.Time {
 	if now == nil {
 		return admin.ClockFrom(ctx).Now()

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Key addresses one item.
@@ -120,6 +121,16 @@ type Store interface {
 	// returns the item as written.
 	Add(ctx context.Context, k Key, c Cond, deltas map[string]int64) (Item, error)
 	Close() error
+}
+
+// Local is what the local runner needs beyond Store, which both adapters
+// implement and no request path calls.
+type Local interface {
+	// UseClock makes now the time items expire by (ExpiresAt): the service's
+	// clock, which the local runner can move forward.
+	UseClock(now func() time.Time)
+	// Wipe deletes every item: the local runner's reset to the seed.
+	Wipe(ctx context.Context) error
 }
 
 // MaxTransactItems is DynamoDB's TransactWriteItems limit.

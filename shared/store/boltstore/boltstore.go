@@ -65,6 +65,29 @@ func Open(dir string) (*Store, error) {
 
 func (s *Store) Close() error { return s.db.Close() }
 
+// UseClock makes now the time items expire by (store.Local).
+func (s *Store) UseClock(now func() time.Time) { s.now = now }
+
+// Wipe deletes every item and index entry (store.Local): the buckets are
+// emptied in one transaction.
+func (s *Store) Wipe(ctx context.Context) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		names := [][]byte{tableBucket}
+		for _, b := range indexBucket {
+			names = append(names, b)
+		}
+		for _, name := range names {
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func tableKey(k store.Key) []byte { return []byte(k.PK + sep + k.SK) }
 
 func indexKey(pk, sk string, k store.Key) []byte {

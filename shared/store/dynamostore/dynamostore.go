@@ -70,6 +70,36 @@ func New(client *dynamodb.Client, table string) *Store {
 // Close does nothing: the client belongs to the caller.
 func (s *Store) Close() error { return nil }
 
+// UseClock makes now the time items expire by (store.Local).
+func (s *Store) UseClock(now func() time.Time) { s.now = now }
+
+// Wipe deletes every item of the table (store.Local): a Scan of keys and
+// batches of 25 deletes, the local runner's reset; no request calls it.
+func (s *Store) Wipe(ctx context.Context) error {
+	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table,
+		ProjectionExpression: aws.String("#pk, #sk"), ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for start := 0; start < len(page.Items); start += 25 {
+			var reqs []types.WriteRequest
+			for _, key := range page.Items[start:min(start+25, len(page.Items))] {
+				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+			}
+			for len(reqs) > 0 {
+				out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: reqs}})
+				if err != nil {
+					return err
+				}
+				reqs = out.UnprocessedItems[s.table]
+			}
+		}
+	}
+	return nil
+}
+
 // NewClient loads the default AWS configuration. With a non-empty endpoint
 // (DynamoDB Local) it sets BaseEndpoint and, unless credentials come from
 // the environment, uses dummy static credentials in us-east-1. Create the

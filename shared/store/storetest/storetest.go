@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentAdd", testConcurrentAdd},
 		{"ConcurrentReadModifyWrite", testConcurrentRMW},
 		{"ConcurrentTransactions", testConcurrentTransactions},
+		{"LocalClockAndWipe", testLocal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1069,4 +1070,32 @@ func testConcurrentTransactions(t *testing.T, s store.Store) {
 	if c := count(t, s, store.Query{PK: "p", SKPrefix: "part#"}); c != n {
 		t.Fatalf("%d parts, want %d", c, n)
 	}
+}
+
+// testLocal: the local runner's needs (store.Local), which both adapters
+// have: items expire by the clock given, and a wipe leaves nothing, index
+// entries included, and a store that works as before.
+func testLocal(t *testing.T, s store.Store) {
+	l, isLocal := s.(store.Local)
+	if !isLocal {
+		t.Fatal("the store does not implement store.Local")
+	}
+	soon := store.Item{PK: "p", SK: "soon", GSI1PK: "g", GSI1SK: "soon", Version: 1, ExpiresAt: time.Now().Unix() + 3600}
+	put(t, s, soon)
+	put(t, s, store.Item{PK: "q", SK: "kept", GSI2PK: "h", GSI2SK: "kept", Version: 1})
+	l.UseClock(func() time.Time { return time.Now().Add(2 * time.Hour) })
+	mustMissing(t, s, soon.Key())
+	l.UseClock(time.Now)
+	get(t, s, soon.Key())
+
+	ok(t, l.Wipe(t.Context()))
+	mustMissing(t, s, soon.Key())
+	mustMissing(t, s, k("q", "kept"))
+	for _, q := range []store.Query{{PK: "p"}, {PK: "q"}, {Index: store.GSI1, PK: "g"}, {Index: store.GSI2, PK: "h"}} {
+		if items, _ := queryAll(t, s, q); len(items) != 0 {
+			t.Fatalf("after a wipe %+v lists %q", q, sks(items))
+		}
+	}
+	put(t, s, soon)
+	get(t, s, soon.Key())
 }
