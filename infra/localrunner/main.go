@@ -105,6 +105,7 @@ func run() error {
 	mux.Handle("GET /_local/clock", clockHandler(deps.Store, runnerClock))
 	mux.Handle("POST /_local/clock", clockHandler(deps.Store, runnerClock))
 	mux.Handle("POST /_local/reset", resetHandler(cfg, deps, local, runnerClock))
+	mux.Handle("POST /_local/webhooks/trigger", triggerHandler(deps))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
 	// POST /_local/jobs/<name> (local runner only).
 	jobs := pollJobs()

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -620,5 +623,69 @@ func resetReturnsTheSeededShop(t *testing.T, storeEnv []string) {
 	req.Header.Set("Origin", "https://evil.example")
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
 		t.Fatalf("reset with an Origin header: %v %v", res, err)
+	}
+}
+
+// POST /_local/webhooks/trigger sends one signed delivery of any topic to
+// any address, as the calling app would receive it, without a webhook.
+func TestTriggerSendsASignedDelivery(t *testing.T) {
+	type got struct {
+		header http.Header
+		body   []byte
+	}
+	received := make(chan got, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		received <- got{r.Header.Clone(), b}
+		w.WriteHeader(202)
+	}))
+	defer receiver.Close()
+	r := start(t, "DATA_DIR="+t.TempDir())
+
+	status, body := r.do(t, demoToken, "POST", "/_local/webhooks/trigger", `{"topic":"orders/create","address":"`+receiver.URL+`/hooks"}`)
+	if status != 200 || body["status"] != 202.0 || body["delivery_id"] == "" {
+		t.Fatalf("trigger: %d %v", status, body)
+	}
+	d := <-received
+	mac := hmac.New(sha256.New, []byte("demo-shared-secret"))
+	mac.Write(d.body)
+	if d.header.Get("X-Service-Hmac-Sha256") != base64.StdEncoding.EncodeToString(mac.Sum(nil)) {
+		t.Errorf("the delivery is not signed with the app's secret: %v", d.header)
+	}
+	if d.header.Get("X-Service-Topic") != "orders/create" || d.header.Get("X-Service-Webhook-Id") != body["delivery_id"] ||
+		d.header.Get("X-Service-Shop-Domain") == "" || d.header.Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v", d.header)
+	}
+	var order map[string]any
+	if err := json.Unmarshal(d.body, &order); err != nil || order["id"] == nil || order["line_items"] == nil {
+		t.Errorf("payload %s (%v)", d.body, err)
+	}
+
+	status, _ = r.do(t, demoToken, "POST", "/_local/webhooks/trigger", `{"topic":"products/update","address":"`+receiver.URL+`","format":"xml"}`)
+	if d := <-received; status != 200 || !bytes.HasPrefix(d.body, []byte("<?xml")) || !bytes.Contains(d.body, []byte("<product>")) ||
+		d.header.Get("Content-Type") != "application/xml" {
+		t.Errorf("xml: %d %s", status, d.body)
+	}
+	for _, c := range []struct {
+		token, body string
+		status      int
+		field       string
+	}{
+		{demoToken, `{"topic":"orders/nope","address":"` + receiver.URL + `"}`, 422, "topic"},
+		{demoToken, `{"topic":"orders/create","address":"file:///etc/passwd"}`, 422, "address"},
+		{demoToken, `{"topic":"orders/create","address":"` + receiver.URL + `","format":"yaml"}`, 422, "format"},
+		{"", `{"topic":"orders/create","address":"` + receiver.URL + `"}`, 401, ""},
+		{"read-only-token-0123456789abcdef", `{"topic":"orders/create","address":"` + receiver.URL + `"}`, 403, ""},
+	} {
+		status, body := r.do(t, c.token, "POST", "/_local/webhooks/trigger", c.body)
+		errs, _ := body["errors"].(map[string]any)
+		if status != c.status || c.field != "" && errs[c.field] == nil {
+			t.Errorf("%s: %d %v, want %d naming %q", c.body, status, body, c.status, c.field)
+		}
+	}
+	select {
+	case d := <-received:
+		t.Errorf("a refused trigger was delivered: %s", d.body)
+	default:
 	}
 }

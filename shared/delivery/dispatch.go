@@ -204,14 +204,7 @@ func (d *Dispatcher) Prepare(ctx context.Context, qm queue.Message) (*Prepared, 
 		return nil, err
 	}
 	p.topic, p.body = n.Topic, body
-	p.headers = [...][2]string{
-		{"Content-Type", contentType},
-		{"X-Service-Topic", n.Topic},
-		{"X-Service-Shop-Domain", shop.Domain},
-		{"X-Service-Webhook-Id", m.DeliveryID},
-		{"X-Service-Triggered-At", n.TriggeredAt.Format(time.RFC3339)},
-		{"X-Service-Hmac-Sha256", Sign(app.SharedSecret, body)},
-	}
+	p.headers = deliveryHeaders(contentType, n.Topic, shop.Domain, m.DeliveryID, n.TriggeredAt.Time, app.SharedSecret, body)
 	p.receiver = wh.Address
 	if u, err := url.Parse(wh.Address); err == nil {
 		p.receiver = u.Scheme + "://" + u.Host
@@ -405,6 +398,19 @@ func (d *Dispatcher) send(ctx context.Context, address string, body []byte, head
 		return status, nil // a big answer is still an answer
 	}
 	return 0, err
+}
+
+// deliveryHeaders are the headers of every delivery: what a receiver
+// routes, de-duplicates and verifies it by.
+func deliveryHeaders(contentType, topic, shopDomain, deliveryID string, triggeredAt time.Time, secret string, body []byte) [6][2]string {
+	return [...][2]string{
+		{"Content-Type", contentType},
+		{"X-Service-Topic", topic},
+		{"X-Service-Shop-Domain", shopDomain},
+		{"X-Service-Webhook-Id", deliveryID},
+		{"X-Service-Triggered-At", triggeredAt.Format(time.RFC3339)},
+		{"X-Service-Hmac-Sha256", Sign(secret, body)},
+	}
 }
 
 // Sign is the X-Service-Hmac-Sha256 header: Base64 of HMAC-SHA256 over the
