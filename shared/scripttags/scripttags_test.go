@@ -59,9 +59,10 @@ func TestScriptTags(t *testing.T) {
 			}
 		})
 		t.Run("update moves updated_at and keeps validation", func(t *testing.T) {
+			clk := e.FixClock(time.Now()) // steps time instead of sleeping
 			tag := create(t, e, apitest.DemoToken, "https://example.com/old.js")
 			path := fmt.Sprintf("/web/script_tags/%d.json", int64(tag["id"].(float64)))
-			time.Sleep(1100 * time.Millisecond) // timestamps have second precision
+			clk.Advance(time.Second) // timestamps have second precision
 			up := e.Do("PUT", path, body(map[string]any{"src": "https://example.com/new.js"})).Expect(t, 200).Object(t, "script_tag")
 			if up["src"] != "https://example.com/new.js" || up["updated_at"] == tag["updated_at"] || up["created_at"] != tag["created_at"] {
 				t.Fatalf("update: before %v after %v", tag, up)

@@ -250,8 +250,9 @@ func TestUniqueUnderConcurrency(t *testing.T) {
 
 func TestUpdate(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now()) // steps time instead of sleeping
 		w := create(t, e, apitest.DemoToken, "orders/create", "https://example.com/old")
-		time.Sleep(1100 * time.Millisecond) // timestamps have second precision
+		clk.Advance(time.Second) // timestamps have second precision
 		up := e.Do("PUT", path(w), body(map[string]any{
 			"id": idOf(w), "address": "https://example.com/new", "topic": "orders/paid", "format": "xml",
 			"fields": []string{"id", "total_price"}, "metafield_namespaces": []string{"ns"},
