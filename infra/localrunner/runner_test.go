@@ -629,6 +629,10 @@ func resetReturnsTheSeededShop(t *testing.T, storeEnv []string) {
 // POST /_local/webhooks/trigger sends one signed delivery of any topic to
 // any address, as the calling app would receive it, without a webhook.
 func TestTriggerSendsASignedDelivery(t *testing.T) {
+	forEachStore(t, triggerSendsASignedDelivery)
+}
+
+func triggerSendsASignedDelivery(t *testing.T, storeEnv []string) {
 	type got struct {
 		header http.Header
 		body   []byte
@@ -640,7 +644,7 @@ func TestTriggerSendsASignedDelivery(t *testing.T) {
 		w.WriteHeader(202)
 	}))
 	defer receiver.Close()
-	r := start(t, "DATA_DIR="+t.TempDir())
+	r := start(t, storeEnv...)
 
 	status, body := r.do(t, demoToken, "POST", "/_local/webhooks/trigger", `{"topic":"orders/create","address":"`+receiver.URL+`/hooks"}`)
 	if status != 200 || body["status"] != 202.0 || body["delivery_id"] == "" {
