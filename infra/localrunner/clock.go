@@ -18,7 +18,7 @@ import (
 // it is kept in the store, so a restart keeps it.
 var clockKey = store.Key{PK: "local", SK: "clock"}
 
-const offsetNum = "offset_seconds"
+const offsetNum = "offset_ns"
 
 // maxOffset bounds the clock's lead: timestamps stay far inside years
 // 1-9999, and the seconds fit every integer a client reads.
@@ -33,19 +33,20 @@ func restoreClock(ctx context.Context, st store.Store, off *clock.Offset) error 
 	if err != nil {
 		return err
 	}
-	off.Advance(time.Duration(it.Nums[offsetNum]) * time.Second)
+	off.Advance(time.Duration(it.Nums[offsetNum]))
 	return nil
 }
 
 // clockAnswer is what GET and POST /_local/clock answer.
 type clockAnswer struct {
 	Now           admin.Time `json:"now"`
-	OffsetSeconds int64      `json:"offset_seconds"`
+	OffsetSeconds float64    `json:"offset_seconds"`
 }
 
 // clockHandler serves GET /_local/clock (the service's time and how far it
 // is ahead of the machine's) and POST /_local/clock {"advance_seconds": N}
-// (moves it N seconds forward, N > 0: time never runs back).
+// (moves it N seconds forward, N > 0 and fractions allowed, as a client
+// obeying a Retry-After of 0.025 s needs: time never runs back).
 func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if refuseBrowser(w, r) {
@@ -53,42 +54,39 @@ func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 		}
 		if r.Method == http.MethodPost {
 			var in struct {
-				AdvanceSeconds *json.Number `json:"advance_seconds"`
+				AdvanceSeconds json.RawMessage `json:"advance_seconds"`
 			}
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
-			dec.UseNumber()
-			if err := dec.Decode(&in); err != nil {
+			if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&in); err != nil {
 				localError(w, http.StatusBadRequest, `"the body must be a JSON object: {\"advance_seconds\": N}"`)
 				return
 			}
-			n, err := int64(0), error(nil)
-			if in.AdvanceSeconds != nil {
-				n, err = in.AdvanceSeconds.Int64()
-			}
+			var secs float64
+			err := json.Unmarshal(in.AdvanceSeconds, &secs)
+			d := time.Duration(secs * float64(time.Second))
 			switch {
-			case in.AdvanceSeconds == nil:
+			case in.AdvanceSeconds == nil || string(in.AdvanceSeconds) == "null":
 				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["can't be blank"]}`)
 				return
 			case err != nil:
-				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["must be an integer"]}`)
+				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["must be a number"]}`)
 				return
-			case n <= 0:
+			case d <= 0:
 				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["must be greater than 0"]}`)
 				return
-			case time.Duration(n)*time.Second > maxOffset-off.Offset() || n > int64(maxOffset/time.Second):
+			case secs > maxOffset.Seconds() || d > maxOffset-off.Offset():
 				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["would move the clock more than 100 years ahead"]}`)
 				return
 			}
 			// Kept first, then moved: a crash between the two moves it at
 			// the next start, never loses an advance that was answered.
-			if _, err := st.Add(r.Context(), clockKey, store.Always, map[string]int64{offsetNum: n}); err != nil {
+			if _, err := st.Add(r.Context(), clockKey, store.Always, map[string]int64{offsetNum: int64(d)}); err != nil {
 				localError(w, http.StatusInternalServerError, `"the clock could not be kept"`)
 				return
 			}
-			off.Advance(time.Duration(n) * time.Second)
+			off.Advance(d)
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(clockAnswer{Now: admin.At(off.Now()), OffsetSeconds: int64(off.Offset() / time.Second)})
+		json.NewEncoder(w).Encode(clockAnswer{Now: admin.At(off.Now()), OffsetSeconds: off.Offset().Seconds()})
 	}
 }
 

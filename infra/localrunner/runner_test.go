@@ -111,6 +111,15 @@ func (r *runner) do(t *testing.T, token, method, path, body string) (int, map[st
 	return res.StatusCode, v
 }
 
+// advance moves the runner's clock forward by d (POST /_local/clock):
+// what a client waits for happens without the test waiting.
+func (r *runner) advance(t *testing.T, d time.Duration) {
+	t.Helper()
+	if status, body := r.do(t, "", "POST", "/_local/clock", fmt.Sprintf(`{"advance_seconds":%g}`, d.Seconds())); status != 200 {
+		t.Fatalf("advance %v: %d %v", d, status, body)
+	}
+}
+
 // stop sends sig and waits for the exit.
 func (r *runner) stop(t *testing.T, sig syscall.Signal) error {
 	t.Helper()
@@ -315,7 +324,7 @@ func TestStalledBodyAndUncleanPaths(t *testing.T) {
 
 // A client that paces itself by the call-limit header makes 200 calls
 // without a 429; the same loop unpaced meets 429s, and a retry after their
-// Retry-After passes.
+// Retry-After passes. The client's waits are steps of the runner's clock.
 func TestCallLimitPacing(t *testing.T) {
 	const token = "paced-token-abcdefghijklmnop"
 	seedFile := filepath.Join(t.TempDir(), "seed.json")
@@ -344,10 +353,10 @@ func TestCallLimitPacing(t *testing.T) {
 			t.Fatalf("call-limit header %q", res.Header.Get("X-Service-Shop-Api-Call-Limit"))
 		}
 		if used >= size-1 {
-			time.Sleep(time.Second / 40)
+			r.advance(t, time.Second/40) // wait for one call to leak out, on the service's clock
 		}
 	}
-	time.Sleep(time.Second / 4) // let the bucket drain
+	r.advance(t, time.Second/4) // let the bucket drain
 	limited := 0
 	for i := range 200 {
 		res := get()
@@ -362,7 +371,7 @@ func TestCallLimitPacing(t *testing.T) {
 		if err != nil || wait <= 0 || wait > time.Second {
 			t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
 		}
-		time.Sleep(wait)
+		r.advance(t, wait)
 		if res := get(); res.StatusCode != 200 {
 			t.Fatalf("retry after %v: %d", wait, res.StatusCode)
 		}
@@ -540,7 +549,7 @@ func clockAdvances(t *testing.T, storeEnv []string) {
 	path := fmt.Sprintf("/admin/recurring_application_charges/%d.json", int64(charge["id"].(float64)))
 
 	for in, field := range map[string]string{`{"advance_seconds":0}`: "advance_seconds", `{"advance_seconds":-5}`: "advance_seconds",
-		`{"advance_seconds":1.5}`: "advance_seconds", `{}`: "advance_seconds"} {
+		`{"advance_seconds":"soon"}`: "advance_seconds", `{}`: "advance_seconds", `{"advance_seconds":1e-12}`: "advance_seconds"} {
 		if status, body := r.do(t, "", "POST", "/_local/clock", in); status != 422 || body["errors"].(map[string]any)[field] == nil {
 			t.Errorf("%s: %d %v, want 422 naming %s", in, status, body, field)
 		}
