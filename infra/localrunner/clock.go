@@ -62,7 +62,9 @@ func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 			}
 			var secs float64
 			err := json.Unmarshal(in.AdvanceSeconds, &secs)
-			d := time.Duration(secs * float64(time.Second))
+			// The bound is checked on the seconds first: a huge number
+			// would overflow the duration it is turned into.
+			d := time.Duration(min(secs, maxOffset.Seconds()+1) * float64(time.Second))
 			switch {
 			case in.AdvanceSeconds == nil || string(in.AdvanceSeconds) == "null":
 				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["can't be blank"]}`)
@@ -73,7 +75,7 @@ func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 			case d <= 0:
 				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["must be greater than 0"]}`)
 				return
-			case secs > maxOffset.Seconds() || d > maxOffset-off.Offset():
+			case d > maxOffset-off.Offset():
 				localError(w, http.StatusUnprocessableEntity, `{"advance_seconds":["would move the clock more than 100 years ahead"]}`)
 				return
 			}

@@ -549,7 +549,8 @@ func clockAdvances(t *testing.T, storeEnv []string) {
 	path := fmt.Sprintf("/admin/recurring_application_charges/%d.json", int64(charge["id"].(float64)))
 
 	for in, field := range map[string]string{`{"advance_seconds":0}`: "advance_seconds", `{"advance_seconds":-5}`: "advance_seconds",
-		`{"advance_seconds":"soon"}`: "advance_seconds", `{}`: "advance_seconds", `{"advance_seconds":1e-12}`: "advance_seconds"} {
+		`{"advance_seconds":"soon"}`: "advance_seconds", `{}`: "advance_seconds", `{"advance_seconds":1e-12}`: "advance_seconds",
+		`{"advance_seconds":1e300}`: "advance_seconds"} {
 		if status, body := r.do(t, "", "POST", "/_local/clock", in); status != 422 || body["errors"].(map[string]any)[field] == nil {
 			t.Errorf("%s: %d %v, want 422 naming %s", in, status, body, field)
 		}

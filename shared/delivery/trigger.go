@@ -74,11 +74,10 @@ func Trigger(ctx context.Context, client *outbound.Client, gen *ids.Generator, t
 	if err := webhooks.Readable(admin.AppFrom(ctx), topic); err != nil {
 		return Triggered{}, err
 	}
-	body, contentType := []byte(nil), "application/json"
-	var err error
+	body, contentType, err := []byte(nil), "application/json", error(nil)
 	if format == "xml" {
-		body, contentType = nil, "application/xml"
 		body, err = toXML(s.Resource, s.Payload)
+		contentType = "application/xml"
 	} else {
 		body, err = json.Marshal(s.Payload)
 	}
