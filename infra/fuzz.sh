@@ -45,11 +45,11 @@ long)
 esac
 # schemathesis' workers are threads of one Python process, which holds one
 # core (the GIL): the operations are split into shards run side by side, one
-# process each, of about equal time as measured (/com and the blogs with
-# their articles; /admin and the rest of /web). Every path is in exactly one
-# shard, and links between operations stay within a resource.
+# process each, of about equal time as measured (/com; /admin and /web).
+# Every path is in exactly one shard, and links between operations stay
+# within a resource.
 workers=${FUZZ_WORKERS:-1}
-shards=('^/(com/|web/blogs/)' '^/(admin/|web/(?!blogs/))')
+shards=('^/com/' '^/(admin|web)/')
 memory_kb=${FUZZ_MEMORY_KB:-6291456}
 
 # The demo shop's apps (shared/seed/demo.json): Demo App holds every scope;

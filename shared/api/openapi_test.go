@@ -63,6 +63,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -498,7 +499,7 @@ var annotations = map[string]bool{
 	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
 }
 
-var checkedFormats = map[string]bool{"date-time": true, "uri": true, "int64": true, "ipv4": true, "ipv6": true}
+var checkedFormats = map[string]bool{"date-time": true, "uri": true, "uri-reference": true, "int64": true, "ipv4": true, "ipv6": true}
 
 // checkKeywords reports keywords (and formats) the validator would ignore.
 func (v *validator) checkKeywords(schema any, at string) []string {
@@ -3523,12 +3524,16 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 	doc := loadOpenAPI(t)
 	shared := map[string]bool{}
 	pats, _ := doc.root["components"].(map[string]any)["x-patterns"].(map[string]any)
-	for _, name := range []string{"text", "line", "nonBlank", "nonBlankLine", "trimmedName", "assetKey"} {
+	for _, name := range []string{"text", "line", "nonBlank", "nonBlankLine", "trimmedName3to20", "trimmedName3to30", "assetKey"} {
 		p, _ := pats[name].(string)
 		if p == "" {
 			t.Fatalf("x-patterns has no %s", name)
 		}
 		shared[p] = true
+	}
+	// The service checks a redirect's target with the same pattern.
+	if pats["redirectTarget"] != redirects.TargetPattern {
+		t.Errorf("x-patterns.redirectTarget differs from redirects.TargetPattern")
 	}
 	re := func(p string) *regexp.Regexp {
 		r, err := compilePattern(p)
@@ -3539,11 +3544,12 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 	}
 	// The shared anchors themselves: what each refuses.
 	for name, c := range map[string]struct{ ok, bad []string }{
-		"text":         {[]string{"", "a\tb\r\nc", "café \u00a0😀"}, []string{"\x00", "a\x1fb", "\x7f", "\u0085", "\u009f", "\x0b", "\x0c"}},
-		"line":         {[]string{"", "café \u00a0😀"}, []string{"a\tb", "\n", "\r", "\x00", "\x7f", "\u0085"}},
-		"nonBlank":     {[]string{"a", " a\n\tb "}, []string{"", " \t\n", "a\x00", "\u0085", "a\x0b"}},
-		"nonBlankLine": {[]string{"a", " a b "}, []string{"", " ", "a\tb", "a\nb", "a\x00"}},
-		"trimmedName":  {[]string{"abc", "a b"}, []string{" abc", "abc ", "a\tb", "a\nb", "a\x00b", "a\u0085b"}},
+		"text":             {[]string{"", "a\tb\r\nc", "café \u00a0😀"}, []string{"\x00", "a\x1fb", "\x7f", "\u0085", "\u009f", "\x0b", "\x0c"}},
+		"line":             {[]string{"", "café \u00a0😀"}, []string{"a\tb", "\n", "\r", "\x00", "\x7f", "\u0085"}},
+		"nonBlank":         {[]string{"a", " a\n\tb "}, []string{"", " \t\n", "a\x00", "\u0085", "a\x0b"}},
+		"nonBlankLine":     {[]string{"a", " a b "}, []string{"", " ", "a\tb", "a\nb", "a\x00"}},
+		"trimmedName3to20": {[]string{"abc", "a b", "12345678901234567890", "ab\u00a0c"}, []string{"ab", " abc", "abc ", "a\tb", "a\nb", "a\x00b", "a\u0085b", "123456789012345678901"}},
+		"trimmedName3to30": {[]string{"abc", "a b", "123456789012345678901234567890"}, []string{"ab", " abc", "abc ", "a\tbc", "1234567890123456789012345678901"}},
 		// theme.ValidKey's rule: a known bucket, then segments neither blank,
 		// "." nor "..", without white space at either end.
 		"assetKey": {[]string{"templates/index.liquid", "assets/a b.css", "assets/...", "assets/.x", "snippets/a/b.liquid", "assets/é"},
@@ -3604,7 +3610,7 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 			case p == "":
 				t.Errorf("%s (%s): a request string without a pattern", at, key)
 			case shared[p]:
-				if singleLine[key] && p != pats["line"] && p != pats["nonBlankLine"] && p != pats["trimmedName"] && p != pats["assetKey"] {
+				if singleLine[key] && p != pats["line"] && p != pats["nonBlankLine"] && p != pats["trimmedName3to20"] && p != pats["trimmedName3to30"] && p != pats["assetKey"] {
 					t.Errorf("%s (%s): a single-line field with a pattern that allows line breaks", at, key)
 				}
 			default:

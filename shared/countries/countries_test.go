@@ -137,18 +137,21 @@ func TestCreateValidation(t *testing.T) {
 		e.Do("POST", list, M{"country": M{"code": "GB"}}).Expect(t, 201)
 		wantError(t, e.Do("POST", list, M{"country": M{"code": "gb"}}), "code", "has already been taken")
 		for body, msg := range map[string]string{
-			`{"country":{"code":"AU","tax":1.5}}`:       "must be between 0 and 1",
-			`{"country":{"code":"AU","tax":-0.1}}`:      "must be between 0 and 1",
-			`{"country":{"code":"AU","tax":0.1234567}}`: "must have at most 6 decimal places",
-			`{"country":{"code":"AU","tax":"ten"}}`:     "must be a number",
-			`{"country":{"code":"AU","tax":true}}`:      "must be a number",
-			`{"country":{"code":"AU","tax":null}}`:      "can't be blank",
-			`{"country":{"code":"AU","tax":1e999999}}`:  "must be a number",
+			`{"country":{"code":"AU","tax":1.5}}`:                     "must be between 0 and 1",
+			`{"country":{"code":"AU","tax":-0.1}}`:                    "must be between 0 and 1",
+			`{"country":{"code":"AU","tax":0.1234567}}`:               "must have at most 6 decimal places",
+			`{"country":{"code":"AU","tax":"ten"}}`:                   "must be a number",
+			`{"country":{"code":"AU","tax":true}}`:                    "must be a number",
+			`{"country":{"code":"AU","tax":null}}`:                    "can't be blank",
+			`{"country":{"code":"AU","tax":1e999999}}`:                "must be between 0 and 1",
+			`{"country":{"code":"AU","tax":4.6e-194}}`:                "must have at most 6 decimal places",
+			`{"country":{"code":"AU","tax":-1e-99}}`:                  "must be between 0 and 1",
+			`{"country":{"code":"AU","tax":1e-99999999999999999999}}`: "must have at most 6 decimal places",
 		} {
 			wantError(t, e.Do("POST", list, body), "tax", msg)
 		}
 		// Exact: what is accepted reads back digit for digit.
-		for lit, want := range map[string]string{"0.123456": "0.123456", "1": "1", "1.0": "1", "5e-2": "0.05", "\"0.07\"": "0.07", "0.000001": "0.000001"} {
+		for lit, want := range map[string]string{"0e99": "0", "-0.0e-500": "0", "0.123456": "0.123456", "1": "1", "1.0": "1", "5e-2": "0.05", "\"0.07\"": "0.07", "0.000001": "0.000001"} {
 			r := e.Do("POST", list, `{"country":{"code":"AU","tax":`+lit+`}}`).Expect(t, 201)
 			if !strings.Contains(string(r.Body), `"tax":`+want+`,`) {
 				t.Errorf("tax %s: %s", lit, r.Body)

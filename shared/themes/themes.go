@@ -37,7 +37,7 @@ const (
 
 // Input is the theme of a create or update body.
 type Input struct {
-	Name *string `json:"name"`
+	Name *string `json:"name" null:"refuse"`
 	Src  *string `json:"src" null:"refuse"`
 	Role *string `json:"role" null:"refuse"`
 }

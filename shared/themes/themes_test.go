@@ -72,6 +72,10 @@ func TestThemesCRUD(t *testing.T) {
 		}
 		e.Do("DELETE", one, nil).Expect(t, 422)
 		e.Do("PUT", one, M{"theme": M{"role": "unpublished"}}).Expect(t, 422)
+		// A null name is refused, not taken as "unchanged", and nothing else changes.
+		if r := e.Do("PUT", one, M{"theme": M{"name": nil, "role": "main"}}).Expect(t, 422); !strings.Contains(string(r.Body), `"name":["must be a string"]`) {
+			t.Errorf("null name: %s", r.Body)
+		}
 		e.Do("PUT", mainPath, M{"theme": M{"role": "mobile", "name": "Old"}}).Expect(t, 200)
 		e.Do("PUT", mainPath, M{"theme": M{"role": "main"}}).Expect(t, 200)
 		if role := e.Do("GET", one, nil).Expect(t, 200).Object(t, "theme")["role"]; role != "unpublished" {

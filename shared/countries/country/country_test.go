@@ -25,7 +25,8 @@ func TestDecimalRoundTrip(t *testing.T) {
 	}
 	for lit, msg := range map[string]string{
 		"1.0000001": "must be between 0 and 1", "-0": "", "0.0000001": "must have at most 6 decimal places",
-		"2": "must be between 0 and 1", "1e41": "must be a number", "1e-41": "must be a number",
+		"2": "must be between 0 and 1", "1e41": "must be between 0 and 1", "1e-41": "must have at most 6 decimal places",
+		"-1e-41": "must be between 0 and 1", "0e999": "", "0.00e-99999999999999999999": "",
 	} {
 		if _, got := (Number{Set: true, Literal: lit}).Scaled(RatePlaces, 0, RateScale); got != msg {
 			t.Errorf("%s: %q, want %q", lit, got, msg)

@@ -90,9 +90,27 @@ func errNumberType() error {
 // hi (both in those units); the message says what is wrong ("" when fine).
 func (n Number) Scaled(places int, lo, hi int64) (int64, string) {
 	s := n.Literal
+	// An exponent beyond ±40 is read without building its huge or tiny
+	// value: a non-zero mantissa is then out of range, or (tiny and not
+	// negative) has too many places; a zero one is zero.
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		if e, err := strconv.Atoi(s[i+1:]); err != nil || e < -40 || e > 40 {
-			return 0, "must be a number"
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			e = 1 << 20 // more digits than an int holds: as far out as any
+			if strings.HasPrefix(s[i+1:], "-") {
+				e = -e
+			}
+		}
+		if e < -40 || e > 40 {
+			mantissa := s[:i]
+			switch {
+			case strings.Trim(mantissa, "-0.") == "":
+				s = "0"
+			case e > 0 || strings.HasPrefix(mantissa, "-"):
+				return 0, "must be between " + decimal(lo, places) + " and " + decimal(hi, places)
+			default:
+				return 0, "must have at most " + strconv.Itoa(places) + " decimal places"
+			}
 		}
 	}
 	parsed, err := dec.Parse(s)
