@@ -3,7 +3,8 @@
 # Starts DynamoDB Local (several servers: each answers one request at a
 # time) and ElasticMQ, both fetched from Maven Central on first use; runs
 # every Go test against both stores and both queues with the emulators
-# required and the race detector on; the confirmation page's browser test
+# required and the race detector on (but for the tests of data volume, run
+# after them without it); the confirmation page's browser test
 # (installing Debian's chromium first when it is missing); schemathesis over
 # the local runner and each Go fuzz target briefly (infra/fuzz.sh ci); then
 # lints, builds and scans (checkov) the SAM template. It ends with a table
@@ -25,6 +26,7 @@ stages=()
 started=$SECONDS
 report() {
 	local rc=$?
+	[ -z "${emulators_pid:-}" ] || wait "$emulators_pid" 2>/dev/null || true
 	stop_emulators
 	((${#stages[@]})) || exit $rc
 	echo
@@ -96,6 +98,13 @@ vet() {
 }
 
 browser=TestConfirmationPageInBrowser
+# Tests of data volume rather than concurrency run without the race
+# detector, which makes them 15 times slower and judges nothing in them:
+# a 5 MB theme asset through JSON both ways on both stores (its concurrent
+# reader checks that the store answers whole versions, a store property).
+# Every other test runs with -race.
+volume='^TestLargeAssetRoundTrip$'
+volume_packages=(./shared/themes)
 # The packages that take longest start first, so that none of them starts
 # last and runs alone (as measured by the Slowest tests and package times
 # of a make test; a package missing here just starts later).
@@ -114,14 +123,23 @@ go_tests() {
 	for p in "${first[@]}"; do
 		grep -qx "github.com/storeadmin/adminapi/$p" <<<"$all" && ordered+=("./$p")
 	done
-	go test -json -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$" "${ordered[@]}" ./... |
+	go test -json -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$|$volume" "${ordered[@]}" ./... |
 		tee "$work/go-test.json" | "$work/testreport" | tee "$work/go-test.txt"
 	local status=("${PIPESTATUS[@]}")
 	((status[0] == 0 && status[2] == 0))
 }
 
+# The emulators' JVMs start while vet runs.
+start_emulators >"$work/emulators.log" 2>&1 &
+emulators_pid=$!
+wait_emulators() {
+	local rc=0
+	wait "$emulators_pid" || rc=$?
+	cat "$work/emulators.log"
+	return $rc
+}
 stage vet vet
-stage "emulators ($instances DynamoDB Local, ElasticMQ)" start_emulators
+stage "emulators ($instances DynamoDB Local, ElasticMQ)" wait_emulators
 set -a
 source "$work/env"
 set +a
@@ -129,6 +147,7 @@ export REQUIRE_EMULATORS=1
 stage "chromium" install_chromium
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
+stage "volume tests (no -race, both stores)" go test -count=1 -run "$volume" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis
 stage "Go fuzz targets" bash infra/fuzz.sh ci go
