@@ -31,13 +31,13 @@ report() {
 	((${#stages[@]})) || exit $rc
 	echo
 	echo "make test: stages (wall time)"
-	printf '  %-34s %6s  %s\n' stage seconds result
+	printf '  %-40s %6s  %s\n' stage seconds result
 	local s
 	for s in "${stages[@]}"; do
 		IFS='|' read -r name secs result <<<"$s"
-		printf '  %-34s %6s  %s\n' "$name" "$secs" "$result"
+		printf '  %-40s %6s  %s\n' "$name" "$secs" "$result"
 	done
-	printf '  %-34s %6s  %s\n' total $((SECONDS - started)) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
+	printf '  %-40s %6s  %s\n' total $((SECONDS - started)) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
 	[ -s "$work/go-test.txt" ] && sed -n '/^Go test packages by group/,$p' "$work/go-test.txt"
 	exit $rc
 }
