@@ -4,7 +4,7 @@
 #
 #   infra/fuzz.sh ci     what `make test` runs: one round of every phase,
 #                        20 examples per operation, a fixed seed, each Go
-#                        fuzz target for 10 s (about 4 minutes in all)
+#                        fuzz target for 10 s (about 3 minutes in all)
 #   infra/fuzz.sh long   `make fuzz`: every phase, then 4 more rounds of
 #                        random and stateful data, 100 examples per
 #                        operation each, from a random seed (30,000+
