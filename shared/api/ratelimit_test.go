@@ -129,6 +129,10 @@ func TestCallLimitHeaderOnEveryAuthenticatedAnswer(t *testing.T) {
 		if got, want := w.Header().Get("X-Service-Shop-Api-Call-Limit"), []string{"1/40", "2/40", "3/40"}[i]; got != want {
 			t.Errorf("%s (%d): header %q, want %q", path, w.Code, got, want)
 		}
+		// Shopify's clients pace themselves by their own header name.
+		if got := w.Header().Get("X-Shopify-Shop-Api-Call-Limit"); got != w.Header().Get("X-Service-Shop-Api-Call-Limit") {
+			t.Errorf("%s: X-Shopify-Shop-Api-Call-Limit %q", path, got)
+		}
 	}
 	if w := call(h, "not-a-token-of-anyone-here"); w.Code != 401 || w.Header().Get("X-Service-Shop-Api-Call-Limit") != "" {
 		t.Errorf("unauthenticated: %d %q", w.Code, w.Header().Get("X-Service-Shop-Api-Call-Limit"))

@@ -93,6 +93,15 @@ func verifyHMAC(t *testing.T, r received, secret string) {
 	if got := r.header.Get("X-Service-Hmac-Sha256"); !hmac.Equal([]byte(got), []byte(want)) {
 		t.Fatalf("HMAC %q, want %q", got, want)
 	}
+	// A receiver written with a Shopify library reads the X-Shopify- twins.
+	for _, name := range []string{"Topic", "Shop-Domain", "Webhook-Id", "Triggered-At", "Hmac-Sha256"} {
+		if got, svc := r.header.Get("X-Shopify-"+name), r.header.Get("X-Service-"+name); got != svc || got == "" {
+			t.Errorf("X-Shopify-%s %q, X-Service-%s %q", name, got, name, svc)
+		}
+	}
+	if v := r.header.Get("X-Shopify-API-Version"); !admin.ValidVersion(v, time.Now()) || v == admin.UnstableVersion {
+		t.Errorf("X-Shopify-API-Version %q", v)
+	}
 }
 
 // pipeline runs the local runner's in-process pipeline over an env until

@@ -144,7 +144,7 @@ type Prepared struct {
 	wh       *webhooks.Webhook
 	topic    string
 	body     []byte
-	headers  [6][2]string
+	headers  [12][2]string
 	receiver string
 }
 
@@ -390,7 +390,7 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 	return true, d.Store.Transact(ctx, store.Delete(healthKey(wh.ID), store.Always, 0))
 }
 
-func (d *Dispatcher) send(ctx context.Context, address string, body []byte, headers *[6][2]string) (int, error) {
+func (d *Dispatcher) send(ctx context.Context, address string, body []byte, headers *[12][2]string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
 	defer cancel()
 	status, _, err := d.Client.Send(ctx, outbound.Request{Method: "POST", URL: address, Header: headers[:], Body: body}, maxResponse)
@@ -402,14 +402,24 @@ func (d *Dispatcher) send(ctx context.Context, address string, body []byte, head
 
 // deliveryHeaders are the headers of every delivery: what a receiver
 // routes, de-duplicates and verifies it by.
-func deliveryHeaders(contentType, topic, shopDomain, deliveryID string, triggeredAt time.Time, secret string, body []byte) [6][2]string {
+// Each X-Service- header is also sent as its X-Shopify- twin, with the API
+// version, so that a receiver written with a Shopify library's webhook
+// validation accepts deliveries unchanged.
+func deliveryHeaders(contentType, topic, shopDomain, deliveryID string, triggeredAt time.Time, secret string, body []byte) [12][2]string {
+	at, sig := triggeredAt.Format(time.RFC3339), Sign(secret, body)
 	return [...][2]string{
 		{"Content-Type", contentType},
 		{"X-Service-Topic", topic},
 		{"X-Service-Shop-Domain", shopDomain},
 		{"X-Service-Webhook-Id", deliveryID},
-		{"X-Service-Triggered-At", triggeredAt.Format(time.RFC3339)},
-		{"X-Service-Hmac-Sha256", Sign(secret, body)},
+		{"X-Service-Triggered-At", at},
+		{"X-Service-Hmac-Sha256", sig},
+		{"X-Shopify-Topic", topic},
+		{"X-Shopify-Shop-Domain", shopDomain},
+		{"X-Shopify-Webhook-Id", deliveryID},
+		{"X-Shopify-Triggered-At", at},
+		{"X-Shopify-Hmac-Sha256", sig},
+		{"X-Shopify-API-Version", admin.LatestVersion(triggeredAt)},
 	}
 }
 

@@ -160,7 +160,7 @@ func links(r *http.Request, p Page, span records.Span) (string, error) {
 		delete(q, name)
 	}
 	path := r.URL.Path + ".json"
-	base := BaseURL(r) + path + "?limit=" + strconv.Itoa(p.Limit)
+	base := BaseURL(r) + shownPath(ctx, path) + "?limit=" + strconv.Itoa(p.Limit)
 	if v := r.URL.Query().Get("fields"); v != "" {
 		base += "&fields=" + url.QueryEscape(v)
 	}

@@ -84,6 +84,7 @@ type Router struct {
 	identity  Identity
 	limiter   ratelimit.Limiter
 	routes    []Route
+	aliases   *aliases // the Shopify forms of the routes' paths (shopify.go)
 	// Base gives the public base URL of a request ("https://api.example.com"),
 	// which BaseURL hands to handlers for the absolute URLs they answer;
 	// "" (or a nil Base) makes those URLs relative. The composition root
@@ -99,7 +100,7 @@ type Router struct {
 // limiter lets every call through).
 func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Router {
 	rt := &Router{mux: http.NewServeMux(), tails: http.NewServeMux(), tailWords: map[string]bool{},
-		identity: identity, limiter: limiter, routes: routes}
+		identity: identity, limiter: limiter, routes: routes, aliases: newAliases()}
 	for i := range routes {
 		route := routes[i]
 		if route.Page {
@@ -128,6 +129,7 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
 		rt.handle(rt.mux, route.Method+" "+pattern, rt.wrap(&route))
+		rt.aliases.add(route.Method, route.Path)
 		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
 			rt.handle(rt.tails, route.Method+" "+pattern, http.NotFoundHandler())
 			rt.tailWords[last] = true
@@ -249,18 +251,22 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
 	}()
+	r, ok := rt.shopifyForm(w, r)
+	if !ok {
+		return
+	}
 	if rt.public != nil && Clean(r.URL.Path) && matches(rt.public, r) {
 		rt.public.ServeHTTP(w, r) // ServeHTTP sets the path values
 		return
 	}
-	stripped, ok := strings.CutSuffix(r.URL.Path, ".json")
-	if !ok && rt.pages != nil && Clean(r.URL.Path) {
+	stripped, isJSON := strings.CutSuffix(r.URL.Path, ".json")
+	if !isJSON && rt.pages != nil && Clean(r.URL.Path) {
 		// Only the page routes answer paths without .json; every API
 		// route stays behind the token.
 		serve(rt.pages, w, r)
 		return
 	}
-	if !ok || !Clean(stripped) {
+	if !isJSON || !Clean(stripped) {
 		Error(w, r, admin.NotFound)
 		return
 	}
@@ -394,6 +400,7 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 		return nil
 	}
 	w.Header().Set(CallLimitHeader, d.Header())
+	w.Header().Set(ShopifyCallLimitHeader, d.Header())
 	if !d.Allowed {
 		metrics.CallLimit(ctx, app.ID)
 		w.Header().Set("Retry-After", d.RetryAfterHeader())
@@ -406,11 +413,13 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 // checks the scope; the context it returns carries the app and the shop.
 func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route) (context.Context, error) {
 	ctx := r.Context()
-	// Exactly one token: with two, which one a proxy, the Lambda adapter
-	// (which splits API Gateway's comma-joined values) or the router would
-	// pick is a guess, so none is taken.
-	tokens := r.Header.Values(TokenHeader)
-	if len(tokens) != 1 || tokens[0] == "" {
+	// Exactly one token, in either header (Shopify's clients send
+	// X-Shopify-Access-Token): with two different ones, which one a proxy,
+	// the Lambda adapter (which splits API Gateway's comma-joined values)
+	// or the router would pick is a guess, so none is taken.
+	tokens := append(r.Header.Values(TokenHeader), r.Header.Values(ShopifyTokenHeader)...)
+	if len(tokens) == 0 || tokens[0] == "" || slices.ContainsFunc(tokens, func(t string) bool { return t != tokens[0] }) ||
+		len(r.Header.Values(TokenHeader)) > 1 || len(r.Header.Values(ShopifyTokenHeader)) > 1 {
 		return ctx, admin.Unauthorized
 	}
 	token := tokens[0]

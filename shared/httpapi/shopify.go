@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+)
+
+// Shopify's clients (shopify-api-node, the Python ShopifyAPI, go-shopify,
+// …) call every route of the API this one paraphrases at
+// /admin/api/{version}/<path>.json, and older ones at /admin/<path>.json,
+// where <path> is the route without its root (/web/pages/1.json is
+// /admin/api/2024-01/pages/1.json). The router serves both forms by
+// rewriting the path to the route's own before anything else reads it, so
+// that every check, answer and event is the route's; only the Link header
+// of a list names the form the client called.
+
+// Header names as Shopify's clients send and read them.
+const (
+	ShopifyTokenHeader     = "X-Shopify-Access-Token"
+	ShopifyCallLimitHeader = "X-Shopify-Shop-Api-Call-Limit"
+	ShopifyVersionHeader   = "X-Shopify-API-Version"
+)
+
+// aliases finds the route a Shopify-form path names: its rest (the path
+// without root and .json) is looked up with the method first, then without,
+// so that a path served for other methods answers 405 like the route's own.
+type aliases struct {
+	byMethod, byPath *http.ServeMux
+	methodRoots      map[string]*roots
+	pathRoots        map[string]*roots
+}
+
+// roots are the roots ("admin", "com", "web") a rest pattern is served at,
+// in route order. As a handler it is only looked up, never served.
+type roots struct{ names []string }
+
+func (*roots) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+func newAliases() *aliases {
+	return &aliases{byMethod: http.NewServeMux(), byPath: http.NewServeMux(),
+		methodRoots: map[string]*roots{}, pathRoots: map[string]*roots{}}
+}
+
+// add records a route's path ("/web/pages/{id}.json").
+func (a *aliases) add(method, path string) {
+	root, rest, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if !ok {
+		return
+	}
+	rest = "/" + strings.TrimSuffix(rest, ".json")
+	for _, m := range []struct {
+		mux     *http.ServeMux
+		byKey   map[string]*roots
+		pattern string
+	}{{a.byMethod, a.methodRoots, method + " " + rest}, {a.byPath, a.pathRoots, rest}} {
+		rs := m.byKey[m.pattern]
+		if rs == nil {
+			rs = &roots{}
+			m.byKey[m.pattern] = rs
+			m.mux.Handle(m.pattern, rs)
+		}
+		rs.names = append(rs.names, root)
+	}
+}
+
+// root returns the root to serve method rest at ("" for none): prefer when
+// it serves rest for method, else the first root that does, else the
+// first that serves rest for another method.
+func (a *aliases) root(method, rest, prefer string) string {
+	probe := &http.Request{Method: method, URL: &url.URL{Path: rest}}
+	for _, mux := range []*http.ServeMux{a.byMethod, a.byPath} {
+		if h, pattern := mux.Handler(probe); pattern != "" {
+			if rs, ok := h.(*roots); ok {
+				for _, name := range rs.names {
+					if name == prefer {
+						return name
+					}
+				}
+				return rs.names[0]
+			}
+		}
+	}
+	return ""
+}
+
+// calledForm is what a rewritten request was called as: its prefix
+// ("/admin/api/2024-01/") in place of the route's ("/web/").
+type calledForm struct{ called, canonical string }
+
+type calledFormCtxKey struct{}
+
+// shownPath is path (a route's own) as the client called it.
+func shownPath(ctx context.Context, path string) string {
+	if f, ok := ctx.Value(calledFormCtxKey{}).(calledForm); ok {
+		if rest, ok := strings.CutPrefix(path, f.canonical); ok {
+			return f.called + rest
+		}
+	}
+	return path
+}
+
+// shopifyForm rewrites a Shopify-form request to its route's path; it
+// answers (and returns false) a versioned path of an unknown version or
+// route with the 404 JSON of an unknown path. Other requests pass as they
+// came: the spec's own /admin routes are served at their own paths.
+func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/admin/") || !Clean(p) {
+		return r, true
+	}
+	called, rest, version := "/admin/", strings.TrimPrefix(p, "/admin"), ""
+	if after, ok := strings.CutPrefix(p, "/admin/api/"); ok {
+		v, tail, _ := strings.Cut(after, "/")
+		if !admin.ValidVersion(v, admin.Now(r.Context()).Time) || tail == "" {
+			Error(w, r, admin.NotFound)
+			return r, false
+		}
+		called, rest, version = "/admin/api/"+v+"/", "/"+tail, v
+	}
+	stripped, ok := strings.CutSuffix(rest, ".json")
+	root := ""
+	if ok {
+		root = rt.aliases.root(r.Method, stripped, "admin")
+	}
+	if version == "" && (root == "" || root == "admin") {
+		return r, true // the spec's own /admin path, or none: served as called
+	}
+	if root == "" {
+		Error(w, r, admin.NotFound)
+		return r, false
+	}
+	if version == "" {
+		version = admin.LatestVersion(admin.Now(r.Context()).Time)
+	}
+	w.Header().Set(ShopifyVersionHeader, version)
+	canonical := "/" + root + "/"
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = canonical+strings.TrimPrefix(rest, "/"), ""
+	r2.URL = &u
+	return r2.WithContext(context.WithValue(r.Context(), calledFormCtxKey{}, calledForm{called, canonical})), true
+}
