@@ -42,7 +42,8 @@ SAM_FUNCTIONS := \
 	ChangeFeedFunction=functions/change-feed \
 	ProviderJobsFunction=functions/provider-jobs \
 	FetchStockFunction=functions/fetch-stock \
-	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers
+	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers \
+	ShopifyPathsFunction=functions/shopify-paths
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

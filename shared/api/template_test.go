@@ -36,6 +36,15 @@ var eventSourceFunctions = []eventSourceFunction{
 // (the hourly provider polls): a Schedule event and no HttpApi event.
 var scheduledFunctions = []string{"fetch-stock", "fetch-tracking-numbers"}
 
+// pathFormFunctions serve every group at the paths Shopify's clients call,
+// by these greedy events only (shared/httpapi/shopify.go rewrites each
+// path to its route's). API Gateway routes a request to the most specific
+// matching route, so a route whose own function has an event with a longer
+// literal prefix never reaches them.
+var pathFormFunctions = map[string][]string{
+	"shopify-paths": {"ANY /admin/api/{proxy+}", "ANY /admin/{proxy+}"},
+}
+
 type eventSourceFunction struct {
 	Dir, Type, Property, Source, SourceType string
 }
@@ -242,7 +251,33 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 		}
 	}
 
+	for d, want := range pathFormFunctions {
+		id := functionID(d)
+		sourceFn[id] = true
+		if dir, ok := mk[id]; !ok || filepath.Clean(dir) != filepath.Join("functions", d) {
+			bad("infra/sam.mk: SAM_FUNCTIONS needs `%s=functions/%s`", id, d)
+		}
+		fn, ok := tmpl.functions[id]
+		if !ok {
+			bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, d)
+			continue
+		}
+		if fn.buildMethod != "makefile" {
+			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile", id, fn.buildMethod)
+		}
+		var got []string
+		for _, ev := range fn.events {
+			got = append(got, ev.method+" "+ev.path)
+		}
+		if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			bad("template.yaml: %s has events %v, want %v", id, got, want)
+		}
+	}
+
 	for _, d := range dirs {
+		if _, ok := pathFormFunctions[d]; ok {
+			continue
+		}
 		if !slices.ContainsFunc(groups, func(g api.Group) bool { return g.Name == d }) &&
 			!slices.ContainsFunc(eventSourceFunctions, func(e eventSourceFunction) bool { return e.Dir == d }) &&
 			!slices.Contains(scheduledFunctions, d) {
@@ -301,7 +336,14 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 				if other == id {
 					continue
 				}
+				pathForm := false
+				for d := range pathFormFunctions {
+					pathForm = pathForm || functionID(d) == other
+				}
 				for _, ev := range tmpl.functions[other].events {
+					if pathForm && ownMoreSpecific(tmpl.functions[id], r, ev.path) {
+						continue
+					}
 					if methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path) && !(exact && isGreedy(lastSegment(ev.path))) {
 						bad("template.yaml: route %s %s of group %q (%s) also matches event %s (%s %s) of %s",
 							r.Method, r.Path, g.Name, id, ev.name, ev.method, ev.path, other)
@@ -320,6 +362,24 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 		}
 	}
 	return problems
+}
+
+// ownMoreSpecific reports whether fn has an event routing r whose literal
+// prefix is longer than greedy's, which API Gateway therefore prefers.
+func ownMoreSpecific(fn *function, r httpapi.Route, greedy string) bool {
+	literal := func(path string) int {
+		n := 0
+		for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+			if strings.Contains(seg, "{") {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	return fn != nil && slices.ContainsFunc(fn.events, func(ev event) bool {
+		return methodMatches(ev.method, r.Method) && covers(ev.path, r.Path) && literal(ev.path) > literal(greedy)
+	})
 }
 
 // functionID is the template logical id of a group's function:

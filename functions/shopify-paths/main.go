@@ -1,0 +1,27 @@
+// Command shopify-paths is the Lambda function of the paths Shopify's
+// clients call (/admin/api/{version}/<path>.json and /admin/<path>.json):
+// every group in one handler, which rewrites each path to its route's.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/config"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	deps, err := api.Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(httpadapter.NewV2(api.Handler(deps, api.Groups...)).ProxyWithContext)
+}
