@@ -301,3 +301,21 @@ func BenchmarkRedirectGetRateLimited(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHandlerConstruction is the part of a cold start the code owns
+// (after the runtime and api.Open): building one group's router, as each
+// group's function does, and every group's, as ShopifyPathsFunction does.
+func BenchmarkHandlerConstruction(b *testing.B) {
+	e := apitest.New(b, apitest.OpenEmbedded(b))
+	d := &api.Deps{Deps: e.Deps}
+	b.Run("one group", func(b *testing.B) {
+		for b.Loop() {
+			api.Handler(d, api.Pages)
+		}
+	})
+	b.Run("every group", func(b *testing.B) {
+		for b.Loop() {
+			api.Handler(d, api.Groups...)
+		}
+	})
+}
