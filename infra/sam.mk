@@ -55,6 +55,12 @@ SAM_BUILD_DIR := $(CACHE)/sam-build
 CHECKOV_VERSION := 3.3.30
 CHECKOV_VENV := $(TOOLS_CACHE)/venv-checkov-$(CHECKOV_VERSION)
 CHECKOV_STAMP := $(CHECKOV_VENV)/.complete
+# Shopify's official Python client, which infra/shopify_client drives
+# against the local runner (infra/localrunner's TestShopifyPythonClient),
+# with its dependencies pinned, in an environment of its own.
+SHOPIFY_CLIENT_PACKAGES := ShopifyAPI==12.7.0 pyactiveresource==2.2.2 six==1.17.0 PyJWT==2.15.1 PyYAML==6.0.4
+SHOPIFY_CLIENT_VENV := $(TOOLS_CACHE)/venv-shopifyapi-12.7.0-pyactiveresource-2.2.2
+SHOPIFY_CLIENT_STAMP := $(SHOPIFY_CLIENT_VENV)/.complete
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -64,7 +70,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set.
 define sam_build_target
@@ -101,6 +107,14 @@ endef
 
 $(VENV_STAMP):
 	$(call make_venv,$(VENV),aws-sam-cli==$(SAM_CLI_VERSION) cfn-lint==$(CFN_LINT_VERSION) schemathesis==$(SCHEMATHESIS_VERSION))
+
+shopify-client-venv: $(SHOPIFY_CLIENT_STAMP) ## Shopify's Python client, pinned, in its own environment
+
+shopify-client-python: ## print the python of make shopify-client-venv (make test sets SHOPIFY_CLIENT_PYTHON to it)
+	@echo $(SHOPIFY_CLIENT_VENV)/bin/python
+
+$(SHOPIFY_CLIENT_STAMP):
+	$(call make_venv,$(SHOPIFY_CLIENT_VENV),$(SHOPIFY_CLIENT_PACKAGES))
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 

@@ -145,6 +145,10 @@ source "$work/env"
 set +a
 export REQUIRE_EMULATORS=1
 stage "chromium" install_chromium
+# Shopify's Python client for infra/localrunner's TestShopifyPythonClient.
+stage "Shopify Python client (venv)" make --no-print-directory shopify-client-venv
+SHOPIFY_CLIENT_PYTHON=$(make --no-print-directory -s shopify-client-python)
+export SHOPIFY_CLIENT_PYTHON
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
 stage "volume tests (no -race, both stores)" go test -count=1 -run "$volume" "${volume_packages[@]}"

@@ -134,7 +134,7 @@ func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 			return none(err)
 		},
 		metafields.OwnerVariant: func(ctx context.Context, id int64) (int64, error) {
-			_, err := variants.NewService(d).Get(ctx, id)
+			_, err := variants.NewService(d).Get(ctx, 0, id)
 			return none(err)
 		},
 		metafields.OwnerPage: func(ctx context.Context, id int64) (int64, error) {

@@ -2762,6 +2762,18 @@ func (s *scenario) variants(t *testing.T) {
 	s.do(demoToken, "PUT", one(yellow), M{"price": "1.00"}, 400)
 	s.do(demoToken, "PUT", one(yellow), "not json", 400)
 	s.do(demoToken, "PUT", one(yellow), tooLarge, 413)
+	// At the product's path, as Shopify's clients update a variant.
+	nested := remove(632910392, yellow)
+	s.do(demoToken, "GET", nested, nil, 200)
+	s.do(demoToken, "PUT", nested, M{"variant": M{"price": "3.00"}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", nested, M{"variant": M{"weight_unit": "st"}}, 422), "weight_unit")
+	s.do(demoToken, "PUT", nested, tooLarge, 413)
+	s.do(noToken, "PUT", nested, M{"variant": M{"price": "1.00"}}, 401)
+	s.do(roToken, "PUT", nested, M{"variant": M{"price": "1.00"}}, 403)
+	s.do(roToken, "GET", nested, nil, 403)
+	s.do(noToken, "GET", nested, nil, 401)
+	s.do(demoToken, "GET", remove(1, yellow), nil, 404)
+	s.do(demoToken, "PUT", fmt.Sprintf("/com/products/1/variants/%d.json", yellow), M{"variant": M{"price": "1.00"}}, 404)
 	s.do(noToken, "PUT", one(yellow), M{"variant": M{"price": "1.00"}}, 401)
 	s.do(roToken, "PUT", one(yellow), M{"variant": M{"price": "1.00"}}, 403)
 
@@ -2804,9 +2816,10 @@ func (s *scenario) variants(t *testing.T) {
 	s.wantCount(s.do(demoToken, "GET", count, nil, 200), 3)
 	s.wantCount(s.do(demoToken, "GET", "/com/products/921728736/variants/count.json", nil, 200), 1)
 
-	// Every change was logged as a Product update: 2 creates, 5 updates,
-	// 1 delete, besides the one the events scenario recorded.
-	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Product&verb=update", nil, 200), "events", 9)
+	// Every change was logged as a Product update: 2 creates, 6 updates
+	// (one at the product's path), 1 delete, besides the one the events
+	// scenario recorded.
+	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Product&verb=update", nil, 200), "events", 10)
 }
 
 func (s *scenario) transactions(t *testing.T) {

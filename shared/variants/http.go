@@ -18,9 +18,9 @@ type operations interface {
 	Count(ctx context.Context, pid int64) (int, error)
 	Create(ctx context.Context, pid int64, in *Input) (catalog.Variant, error)
 	Delete(ctx context.Context, pid int64, id int64) error
-	Get(ctx context.Context, id int64) (catalog.Variant, error)
+	Get(ctx context.Context, pid, id int64) (catalog.Variant, error)
 	List(ctx context.Context, pid int64, sinceID int64, w records.Window) ([]catalog.Variant, records.Span, error)
-	Update(ctx context.Context, id int64, in *Input) (catalog.Variant, error)
+	Update(ctx context.Context, pid, id int64, in *Input) (catalog.Variant, error)
 }
 
 type handler struct{ operations }
@@ -35,6 +35,8 @@ func Routes(d *platform.Deps) []httpapi.Route {
 		{Method: "GET", Path: "/com/variants/{id}.json", Scope: s, Handler: h.get},
 		{Method: "POST", Path: "/com/products/{product_id}/variants.json", Scope: s, Handler: h.create},
 		{Method: "PUT", Path: "/com/variants/{id}.json", Scope: s, Handler: h.update},
+		{Method: "GET", Path: "/com/products/{product_id}/variants/{id}.json", Scope: s, Handler: h.get},
+		{Method: "PUT", Path: "/com/products/{product_id}/variants/{id}.json", Scope: s, Handler: h.update},
 		{Method: "DELETE", Path: "/com/products/{product_id}/variants/{id}.json", Scope: s, Handler: h.delete},
 	}
 }
@@ -77,11 +79,11 @@ func (h handler) count(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpapi.ParseID(r, "id")
+	pid, id, err := variantIDs(r)
 	if err != nil {
 		return err
 	}
-	v, err := h.Get(r.Context(), id)
+	v, err := h.Get(r.Context(), pid, id)
 	if err != nil {
 		return err
 	}
@@ -105,7 +107,7 @@ func (h handler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handler) update(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpapi.ParseID(r, "id")
+	pid, id, err := variantIDs(r)
 	if err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func (h handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.Decode(r, wrapper, &in); err != nil {
 		return err
 	}
-	v, err := h.Update(r.Context(), id, &in)
+	v, err := h.Update(r.Context(), pid, id, &in)
 	if err != nil {
 		return err
 	}
@@ -138,4 +140,16 @@ func (h handler) delete(w http.ResponseWriter, r *http.Request) error {
 func (h handler) write(w http.ResponseWriter, r *http.Request, status int, v *catalog.Variant, fields httpapi.Fields) error {
 	present(v, admin.ShopFrom(r.Context()).Location())
 	return httpapi.WriteOne(w, status, wrapper, v, fields)
+}
+
+// variantIDs parses a variant path's ids: the product's is 0 on the flat path
+// (/com/variants/{id}.json).
+func variantIDs(r *http.Request) (pid, id int64, err error) {
+	if r.PathValue("product_id") != "" {
+		if pid, err = httpapi.ParseID(r, "product_id"); err != nil {
+			return 0, 0, err
+		}
+	}
+	id, err = httpapi.ParseID(r, "id")
+	return pid, id, err
 }

@@ -75,10 +75,17 @@ func (s Service) Count(ctx context.Context, pid int64) (int, error) {
 }
 
 // Get returns one variant with its position.
-func (s Service) Get(ctx context.Context, id int64) (catalog.Variant, error) {
+//
+// pid, when not 0, is the product a path names (Shopify's clients read and
+// update a variant at /products/{product_id}/variants/{id}): a variant of
+// another product is then not found.
+func (s Service) Get(ctx context.Context, pid, id int64) (catalog.Variant, error) {
 	v, _, err := s.getVariant(ctx, id)
 	if err != nil {
 		return v, err
+	}
+	if pid != 0 && v.ProductID != pid {
+		return catalog.Variant{}, admin.NotFound
 	}
 	order, _, err := catalog.GetOrder(ctx, s.Store, v.ProductID)
 	if err != nil {
@@ -91,7 +98,18 @@ func (s Service) Get(ctx context.Context, id int64) (catalog.Variant, error) {
 // Update changes a variant: an inventory_quantity_adjustment alone is an
 // atomic add (adjust); anything else a compare-and-set of the variant and
 // its product's state (modify).
-func (s Service) Update(ctx context.Context, id int64, in *Input) (catalog.Variant, error) {
+// pid, when not 0, is the product the path names, as for Get; a variant's
+// product never changes, so checking it first is enough.
+func (s Service) Update(ctx context.Context, pid, id int64, in *Input) (catalog.Variant, error) {
+	if pid != 0 {
+		v, _, err := s.getVariant(ctx, id)
+		if err != nil {
+			return v, err
+		}
+		if v.ProductID != pid {
+			return catalog.Variant{}, admin.NotFound
+		}
+	}
 	if in.InventoryQuantityAdjustment != nil && *in.InventoryQuantityAdjustment != 0 && !in.hasOtherChanges() {
 		return s.adjust(ctx, id, in)
 	}

@@ -631,3 +631,29 @@ func TestConcurrentDuplicates(t *testing.T) {
 		}
 	}, group)
 }
+
+// A variant is also read and updated at its product's path, as Shopify's
+// clients do; through another product it is not found.
+func TestVariantAtProductPath(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		addProduct(t, e)
+		v := create(t, e, map[string]any{"option1": "Nested", "price": "5.00"})
+		at := func(pid any) string {
+			return fmt.Sprintf("/com/products/%d/variants/%d.json", idOf(pid), idOf(v["id"]))
+		}
+		flat := e.Do("GET", vpath(v["id"]), nil).Expect(t, 200)
+		if got := e.Do("GET", at(ipod), nil).Expect(t, 200); string(got.Body) != string(flat.Body) {
+			t.Errorf("nested read %s, flat %s", got.Body, flat.Body)
+		}
+		e.Do("GET", at(other), nil).Expect(t, 404)
+		e.Do("PUT", at(other), map[string]any{"variant": map[string]any{"price": "9.00"}}).Expect(t, 404)
+		e.Do("PUT", at(other), map[string]any{"variant": map[string]any{"inventory_quantity_adjustment": 1}}).Expect(t, 404)
+		if got := getVariant(t, e, v["id"]); got["price"] != "5.00" {
+			t.Fatalf("another product's path changed the variant: %v", got)
+		}
+		updated := e.Do("PUT", at(ipod), map[string]any{"variant": map[string]any{"price": "9.00"}}).Expect(t, 200).Object(t, "variant")
+		if updated["price"] != "9.00" || getVariant(t, e, v["id"])["price"] != "9.00" {
+			t.Fatalf("nested update: %v", updated)
+		}
+	}, api.Variants)
+}
