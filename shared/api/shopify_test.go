@@ -110,6 +110,11 @@ func TestShopifyClientsConventions(t *testing.T) {
 			// The route's own answers: 405 for a method the path lacks,
 			// 404 for a record that is not there or a path no route has.
 			{"POST", v + "/pages/count.json", "", 405},
+			// A path the spec serves at /admin keeps its meaning there:
+			// only DELETE; the versioned form reaches the /com route.
+			{"PUT", "/admin/countries/1.json", `{"country":{"tax":0.1}}`, 405},
+			{"PUT", "/admin/customer_saved_searches/1.json", `{"customer_saved_search":{"name":"x"}}`, 405},
+			{"PUT", v + "/customer_saved_searches/1.json", `{"customer_saved_search":{"name":"x"}}`, 404},
 			{"GET", v + "/pages/1.json", "", 404},
 			{"GET", v + "/no_such_things.json", "", 404},
 			{"GET", v + "/pages", "", 404},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -87,6 +88,13 @@ func (a *aliases) root(method, rest, prefer string) string {
 	return ""
 }
 
+// servedAt reports whether some route serves rest at root, for any method.
+func (a *aliases) servedAt(rest, root string) bool {
+	h, pattern := a.byPath.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: rest}})
+	rs, ok := h.(*roots)
+	return pattern != "" && ok && slices.Contains(rs.names, root)
+}
+
 // calledForm is what a rewritten request was called as: its prefix
 // ("/admin/api/2024-01/") in place of the route's ("/web/").
 type calledForm struct{ called, canonical string }
@@ -122,12 +130,15 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 		called, rest, version = "/admin/api/"+v+"/", "/"+tail, v
 	}
 	stripped, ok := strings.CutSuffix(rest, ".json")
+	if version == "" && (!ok || rt.aliases.servedAt(stripped, "admin")) {
+		// A path the spec serves at /admin keeps its meaning, every method
+		// included (PUT /admin/countries/{id}.json stays 405): only paths
+		// it does not serve there are Shopify's unversioned form.
+		return r, true
+	}
 	root := ""
 	if ok {
 		root = rt.aliases.root(r.Method, stripped, "admin")
-	}
-	if version == "" && (root == "" || root == "admin") {
-		return r, true // the spec's own /admin path, or none: served as called
 	}
 	if root == "" {
 		Error(w, r, admin.NotFound)
