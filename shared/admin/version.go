@@ -2,7 +2,7 @@ package admin
 
 import (
 	"fmt"
-	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,18 +24,19 @@ func LatestVersion(t time.Time) string {
 	return fmt.Sprintf("%04d-%02d", t.Year(), month)
 }
 
-// ValidVersion reports whether v names a version served at t.
+// ValidVersion reports whether v names a version served at t: "unstable",
+// or YYYY-MM with MM a quarter's first month, from FirstVersion to the
+// quarter of t. Fixed-width digits make the string order the time order.
 func ValidVersion(v string, t time.Time) bool {
 	if v == UnstableVersion {
 		return true
 	}
-	if len(v) != 7 || v[4] != '-' {
+	if len(v) != 7 || v[4] != '-' || strings.Trim(v[:4]+v[5:], "0123456789") != "" {
 		return false
 	}
-	year, err1 := strconv.Atoi(v[:4])
-	month, err2 := strconv.Atoi(v[5:])
-	if err1 != nil || err2 != nil || v[0] == '+' || v[5] == '+' || (month-1)%3 != 0 || month < 1 || month > 10 {
-		return false
+	switch v[5:] {
+	case "01", "04", "07", "10":
+		return v >= FirstVersion && v <= LatestVersion(t)
 	}
-	return v >= FirstVersion && v <= LatestVersion(t) && year > 0
+	return false
 }
