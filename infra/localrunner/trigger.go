@@ -23,12 +23,12 @@ func triggerHandler(deps *api.Deps) http.HandlerFunc {
 			return
 		}
 		ctx := admin.WithClock(r.Context(), deps.Clock)
-		tokens := r.Header.Values("X-Service-Access-Token")
-		if len(tokens) != 1 {
+		token, ok := httpapi.RequestToken(r.Header)
+		if !ok {
 			httpapi.Error(w, r, admin.Unauthorized)
 			return
 		}
-		app, err := identity.AppByToken(ctx, tokens[0])
+		app, err := identity.AppByToken(ctx, token)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return

@@ -936,8 +936,8 @@ def test_webhook_hmac(base_url, token, secret):
             base_url.rstrip("/") + "/_local/webhooks/trigger",
             data=json.dumps({"topic": "orders/create", "format": "json",
                              "address": "http://127.0.0.1:%d/hook" % server.server_port}).encode(),
-            # /_local/ is the runner's control surface, not the API: it takes the service's header.
-            headers={"X-Service-Access-Token": token, "Content-Type": "application/json"})
+            # The runner's control surface takes the token as the API does.
+            headers={"X-Shopify-Access-Token": token, "Content-Type": "application/json"})
         try:
             answer = json.load(urllib.request.urlopen(req, timeout=15))
         except urllib.error.HTTPError as err:

@@ -413,16 +413,10 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 // checks the scope; the context it returns carries the app and the shop.
 func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route) (context.Context, error) {
 	ctx := r.Context()
-	// Exactly one token, in either header (Shopify's clients send
-	// X-Shopify-Access-Token): with two different ones, which one a proxy,
-	// the Lambda adapter (which splits API Gateway's comma-joined values)
-	// or the router would pick is a guess, so none is taken.
-	tokens := append(r.Header.Values(TokenHeader), r.Header.Values(ShopifyTokenHeader)...)
-	if len(tokens) == 0 || tokens[0] == "" || slices.ContainsFunc(tokens, func(t string) bool { return t != tokens[0] }) ||
-		len(r.Header.Values(TokenHeader)) > 1 || len(r.Header.Values(ShopifyTokenHeader)) > 1 {
+	token, ok := RequestToken(r.Header)
+	if !ok {
 		return ctx, admin.Unauthorized
 	}
-	token := tokens[0]
 	app, err := rt.identity.AppByToken(ctx, token)
 	if err != nil {
 		return ctx, err
@@ -439,6 +433,28 @@ func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route
 		return ctx, err
 	}
 	return admin.WithShop(admin.WithApp(ctx, app), shop), nil
+}
+
+// RequestToken is the access token a request presents: in
+// X-Service-Access-Token or in X-Shopify-Access-Token (as Shopify's clients
+// send it), each at most once, and the same in both when both are sent.
+// With two different ones, which one a proxy, the Lambda adapter (which
+// splits API Gateway's comma-joined values) or the router would pick is a
+// guess, so none is taken.
+func RequestToken(h http.Header) (string, bool) {
+	token := ""
+	for _, name := range []string{TokenHeader, ShopifyTokenHeader} {
+		switch values := h.Values(name); {
+		case len(values) > 1:
+			return "", false
+		case len(values) == 1:
+			if values[0] == "" || token != "" && values[0] != token {
+				return "", false
+			}
+			token = values[0]
+		}
+	}
+	return token, token != ""
 }
 
 func newRequestID() string {
