@@ -26,6 +26,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -62,7 +63,14 @@ func run() error {
 	if err := restoreClock(ctx, deps.Store, runnerClock); err != nil {
 		return err
 	}
-	local, _ := deps.Store.(store.Local) // both stores are; the reset needs it
+	local, _ := store.Innermost(deps.Store).(store.Local) // both stores are; the reset needs it
+	// FAULT_RATE: that fraction of store and queue calls fail as DynamoDB
+	// and SQS do on a bad minute, once the seed is in (faults.Start below).
+	var injector *faults.Injector
+	if cfg.FaultRate > 0 {
+		injector = faults.New(cfg.FaultRate)
+		api.InjectFaults(deps.Deps, injector)
+	}
 	// Committing a notification wakes the outbox pump at once (it also
 	// polls, for what another process committed).
 	deps.Store = delivery.WatchOutbox(deps.Store)
@@ -75,6 +83,11 @@ func run() error {
 		return err
 	} else if rebuilt {
 		slog.Info("index rebuilt", "version", api.IndexVersion)
+	}
+
+	injector.Start()
+	if injector != nil {
+		slog.Warn("faults injected", "fault_rate", cfg.FaultRate)
 	}
 
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.Port))
@@ -104,7 +117,7 @@ func run() error {
 	mux.Handle("/", api.Handler(deps, api.Groups...))
 	mux.Handle("GET /_local/clock", clockHandler(deps.Store, runnerClock))
 	mux.Handle("POST /_local/clock", clockHandler(deps.Store, runnerClock))
-	mux.Handle("POST /_local/reset", resetHandler(cfg, deps, local, runnerClock))
+	mux.Handle("POST /_local/reset", resetHandler(cfg, deps, local, runnerClock, injector))
 	mux.Handle("POST /_local/webhooks/trigger", triggerHandler(deps))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
 	// POST /_local/jobs/<name> (local runner only).

@@ -3,6 +3,8 @@ package main
 import (
 	"net/http"
 
+	"github.com/storeadmin/adminapi/shared/faults"
+
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -18,7 +20,10 @@ import (
 // tokens come back), the clock is the machine's again and the in-process
 // call-limit buckets are emptied. Work in flight when it runs (a delivery
 // being sent) may leave a trace: reset between tests, not during one.
-func resetHandler(cfg config.Config, deps *api.Deps, local store.Local, off *clock.Offset) http.HandlerFunc {
+//
+// Injected faults (FAULT_RATE) pause while it runs: like start-up, the
+// seed loads clean.
+func resetHandler(cfg config.Config, deps *api.Deps, local store.Local, off *clock.Offset, injector *faults.Injector) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if refuseBrowser(w, r) {
 			return
@@ -28,6 +33,8 @@ func resetHandler(cfg config.Config, deps *api.Deps, local store.Local, off *clo
 			return
 		}
 		ctx := r.Context()
+		injector.Stop()
+		defer injector.Start()
 		if err := local.Wipe(ctx); err != nil {
 			localError(w, http.StatusInternalServerError, `"the store could not be emptied"`)
 			return

@@ -22,6 +22,8 @@ const (
 	ETOOLARGE     = "too_large"    // body over the size limit: 413
 	ETOOMANY      = "too_many"     // the app's call bucket is full: 429
 	EMETHOD       = "method"       // a known path, a method it does not serve: 405
+	ECONFLICT     = "conflict"     // the same Idempotency-Key is still being processed: 409
+	EUNAVAILABLE  = "unavailable"  // the store or a queue could not answer in time: 503 with Retry-After
 	EINTERNAL     = "internal"     // anything unexpected: 500, details logged only
 )
 
@@ -73,6 +75,11 @@ var NotFound = &Error{Code: ENOTFOUND, Message: "Not Found"}
 // MethodNotAllowed is the error for a method a known path does not serve;
 // the router sets the Allow header beside it.
 var MethodNotAllowed = &Error{Code: EMETHOD, Message: "Method Not Allowed"}
+
+// Unavailable is the error for a request the store or a queue could not
+// serve even after retries inside the request: the client may retry it
+// after Retry-After (safely, for a write, with an Idempotency-Key).
+var Unavailable = &Error{Code: EUNAVAILABLE, Message: "Service Unavailable: the shop's storage is busy; retry the request"}
 
 // Unauthorized is the error for a missing or unknown access token.
 var Unauthorized = &Error{Code: EUNAUTHORIZED, Message: "[API] Invalid API key or access token (unrecognized login or wrong password)"}

@@ -26,7 +26,9 @@ import (
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
+	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/idempotency"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/metrics"
@@ -187,6 +189,7 @@ func Handler(d *Deps, groups ...Group) *httpapi.Router {
 	rt := httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
 	rt.Base = baseURL(d.BaseURL)
 	rt.Clock = d.Clock
+	rt.Keys = idempotency.NewKeeper(d.Store)
 	return rt
 }
 
@@ -261,9 +264,26 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Clock) *platform.Deps {
 	imports := storequeue.New(st, ThemeImportQueue)
 	imports.UseClock(clk.Now)
-	d := &platform.Deps{Store: st, Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports}
+	d := &platform.Deps{Store: RequestStore(st), Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports}
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d
+}
+
+// RequestStore is st as requests and jobs use it: a moment's
+// unavailability retried within the call (store.Retrying), and the
+// transactions of a request made with an Idempotency-Key counted on its
+// claim (idempotency.Wrap).
+func RequestStore(st store.Store) store.Store {
+	return idempotency.Wrap(store.Retrying(st))
+}
+
+// InjectFaults makes the injector fail a fraction of d's store and queue
+// calls once it is started: the local runner's FAULT_RATE, and tests.
+// Never the Lambda functions.
+func InjectFaults(d *platform.Deps, in *faults.Injector) {
+	d.Store = RequestStore(in.Store(store.Innermost(d.Store)))
+	d.Queue = in.Queue(d.Queue)
+	d.ThemeImports = in.Queue(d.ThemeImports)
 }
 
 // DeliveryQueue names the store-kept delivery queue.

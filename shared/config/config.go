@@ -52,6 +52,11 @@ type Config struct {
 	// fulfillment services for stock and tracking numbers (AWS uses the
 	// template's schedules).
 	PollInterval time.Duration
+	// FaultRate (FAULT_RATE, 0..1, default 0) is the fraction of store and
+	// queue calls the local runner fails as DynamoDB and SQS do on a bad
+	// minute (shared/faults), for testing a client's retries; refused in
+	// Lambda.
+	FaultRate float64
 	// PublicBaseURL (PUBLIC_BASE_URL) is where clients reach the service,
 	// "https://api.example.com": the base of every absolute URL it answers
 	// (paging links, confirmation_url, public_url), which never comes from
@@ -121,6 +126,16 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("config: POLL_INTERVAL %q is not a positive duration such as 1h", s)
 		}
 		c.PollInterval = d
+	}
+	if s := os.Getenv("FAULT_RATE"); s != "" {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(r >= 0 && r <= 1) {
+			return c, fmt.Errorf("config: FAULT_RATE %q is not a fraction from 0 to 1 such as 0.1", s)
+		}
+		if inLambda && r > 0 {
+			return c, fmt.Errorf("config: FAULT_RATE is for the local runner only, never a Lambda function")
+		}
+		c.FaultRate = r
 	}
 	switch v := env("RATE_LIMIT", "on"); v {
 	case "on":

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/store"
 )
 
 // StatusOf maps an application error code to its HTTP status. It is the only
@@ -28,6 +30,10 @@ func StatusOf(code string) int {
 		return http.StatusTooManyRequests
 	case admin.EMETHOD:
 		return http.StatusMethodNotAllowed
+	case admin.ECONFLICT:
+		return http.StatusConflict
+	case admin.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -36,7 +42,13 @@ func StatusOf(code string) int {
 // are logged with the request id and answered without detail.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	var e *admin.Error
-	if !errors.As(err, &e) {
+	if unavailable(err) {
+		// A moment of the store's or a queue's, not a bug: logged as a
+		// warning (the operator's alarms count 5xx answers), answered 503.
+		slog.WarnContext(r.Context(), "storage unavailable",
+			"request_id", admin.RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		e = admin.Unavailable
+	} else if !errors.As(err, &e) {
 		slog.ErrorContext(r.Context(), "request failed",
 			"request_id", admin.RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = &admin.Error{Code: admin.EINTERNAL, Message: "Internal Server Error"}
@@ -52,7 +64,20 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		body = struct{}{}
 	}
-	WriteJSON(w, StatusOf(e.Code), body)
+	status := StatusOf(e.Code)
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", RetryAfterUnavailable)
+	}
+	WriteJSON(w, status, body)
+}
+
+// RetryAfterUnavailable is the Retry-After of a 503, in seconds: a
+// throttled partition or a conflicting transaction passes within one.
+const RetryAfterUnavailable = "1"
+
+// unavailable says err is the store's or a queue's unavailability.
+func unavailable(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, queue.ErrUnavailable)
 }
 
 // Errors the conventions produce.

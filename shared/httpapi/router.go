@@ -19,6 +19,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/idempotency"
 	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 )
@@ -93,6 +94,9 @@ type Router struct {
 	// Clock is the service's time, which every request's operations read
 	// (admin.Now); nil is the machine's.
 	Clock clock.Clock
+	// Keys keeps the Idempotency-Keys of writes and their answers; nil
+	// serves writes without looking at the header.
+	Keys *idempotency.Keeper
 }
 
 // NewRouter builds the handler for routes. Every route requires a token,
@@ -332,7 +336,7 @@ func (rt *Router) wrap(route *Route) http.Handler {
 					r, err = expandPageInfo(ctx, r, rt.identity)
 				}
 				if err == nil {
-					err = route.Handler(w, r)
+					err = rt.serveRoute(w, r, route)
 				}
 			}
 		}

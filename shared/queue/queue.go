@@ -99,3 +99,9 @@ func CheckBody(b []byte) error {
 	}
 	return nil
 }
+
+// ErrUnavailable says the queue service could not take the call now
+// (throttled, a server error, a timeout); the same call later may succeed.
+// The HTTP layer answers it 503 with Retry-After. A Send that failed so may
+// still have sent some bodies (see Send).
+var ErrUnavailable = errors.New("queue: unavailable")

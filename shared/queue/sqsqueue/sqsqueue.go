@@ -16,15 +16,18 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/storeadmin/adminapi/shared/queue"
 )
@@ -168,15 +171,19 @@ func (q *Queue) sendBatch(ctx context.Context, batch []types.SendMessageBatchReq
 	for attempt := 1; len(batch) > 0; attempt++ {
 		out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: batch})
 		if err != nil {
-			return fmt.Errorf("sqsqueue: send: %w", err)
+			return fmt.Errorf("sqsqueue: send: %w", unavailable(err))
 		}
 		if len(out.Failed) == 0 {
 			return nil
 		}
 		f := out.Failed[0]
 		if f.SenderFault || attempt == 3 {
-			return fmt.Errorf("sqsqueue: send: %d of %d messages failed, first: %s: %s",
+			err := fmt.Errorf("sqsqueue: send: %d of %d messages failed, first: %s: %s",
 				len(out.Failed), len(batch), aws.ToString(f.Code), aws.ToString(f.Message))
+			if !f.SenderFault {
+				err = fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
+			}
+			return err
 		}
 		failed := make(map[string]bool, len(out.Failed))
 		for _, f := range out.Failed {
@@ -334,4 +341,18 @@ func stale(err error) error {
 		return fmt.Errorf("%w (%v)", queue.ErrStaleReceipt, err)
 	}
 	return nil
+}
+
+// unavailable marks err as queue.ErrUnavailable unless SQS said the
+// request itself was wrong (a 4xx other than throttling): throttling,
+// server errors and timeouts pass.
+func unavailable(err error) error {
+	var resp *awshttp.ResponseError
+	if errors.As(err, &resp) && resp.HTTPStatusCode() < 500 && resp.HTTPStatusCode() != 429 {
+		var api smithy.APIError
+		if !errors.As(err, &api) || !strings.Contains(api.ErrorCode(), "Throttl") && api.ErrorCode() != "RequestThrottled" {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
 }

@@ -433,7 +433,7 @@ func nonEmpty(s string) *string {
 
 // ---- reads ----
 
-func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
+func (s *Store) get(ctx context.Context, k store.Key) (store.Item, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &s.table,
 		Key:            keyAttrs(k),
@@ -570,7 +570,7 @@ func (s *Store) queryInput(p *plan, now int64) *dynamodb.QueryInput {
 	return in
 }
 
-func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, string, error) {
+func (s *Store) query(ctx context.Context, q store.Query) ([]store.Item, string, error) {
 	now := s.now().Unix()
 	p, err := s.plan(q)
 	if err != nil {
@@ -633,7 +633,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, string,
 	}
 }
 
-func (s *Store) Count(ctx context.Context, q store.Query) (int, error) {
+func (s *Store) count(ctx context.Context, q store.Query) (int, error) {
 	q.Limit, q.Cursor = 0, ""
 	now := s.now().Unix()
 	p, err := s.plan(q)
@@ -722,7 +722,7 @@ func decodeCursor(c string, p *plan) (map[string]av, error) {
 
 // ---- writes ----
 
-func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
+func (s *Store) add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
 	op := store.Add(k, c, deltas)
 	if err := store.Validate([]store.Op{op}); err != nil {
 		return store.Item{}, err
@@ -737,7 +737,7 @@ func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 	return unmarshal(raw)
 }
 
-func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
+func (s *Store) transactOps(ctx context.Context, ops ...store.Op) error {
 	if err := store.Validate(ops); err != nil {
 		return err
 	}

@@ -1,0 +1,80 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// The Store methods hand DynamoDB's own failures (throttling, conflicts,
+// server errors, timeouts) on as store.UnavailableError, after the SDK's
+// retries and this adapter's (transact) did not get past them, so that
+// the service answers 503 rather than 500 and says whether a write may
+// have been applied.
+
+func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	it, err := s.get(ctx, k)
+	return it, classify(err, false)
+}
+
+func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, string, error) {
+	items, next, err := s.query(ctx, q)
+	return items, next, classify(err, false)
+}
+
+func (s *Store) Count(ctx context.Context, q store.Query) (int, error) {
+	n, err := s.count(ctx, q)
+	return n, classify(err, false)
+}
+
+func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
+	it, err := s.add(ctx, k, c, deltas)
+	return it, classify(err, true)
+}
+
+// Transact: the SDK gives each TransactWriteItems call a ClientRequestToken
+// of its own and its retries of a timed-out call reuse it, so a timeout
+// that reaches here outlasted those; whether it committed is unknown.
+func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
+	return classify(s.transactOps(ctx, ops...), true)
+}
+
+// serviceCodes are DynamoDB's error codes of a moment's unavailability.
+var serviceCodes = map[string]string{
+	"ProvisionedThroughputExceededException": "throttled",
+	"ThrottlingException":                    "throttled",
+	"RequestLimitExceeded":                   "throttled",
+	"TransactionConflictException":           "conflict",
+	"TransactionCanceledException":           "conflict", // only conflicts and throttling reach here: failed conditions are ConditionErrors
+	"TransactionInProgressException":         "conflict",
+	"InternalServerError":                    "server error",
+	"ServiceUnavailable":                     "server error",
+}
+
+// classify returns err as a store.UnavailableError when it is the
+// service's unavailability, else unchanged.
+func classify(err error, write bool) error {
+	if err == nil || errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		if reason, ok := serviceCodes[api.ErrorCode()]; ok {
+			return store.Unavailable(reason, false, err)
+		}
+	}
+	var resp *awshttp.ResponseError
+	if errors.As(err, &resp) && resp.HTTPStatusCode() >= 500 {
+		return store.Unavailable("server error", write, err)
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		return store.Unavailable("timeout", write, err)
+	}
+	return err
+}
