@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -170,6 +171,20 @@ func (e *Env) Do(method, path string, body any) *Response {
 // DoAs sends a request with the given token ("" sends none).
 func (e *Env) DoAs(token, method, path string, body any) *Response {
 	e.T.Helper()
+	return e.DoWith(http.Header{"X-Service-Access-Token": {token}}, method, path, body)
+}
+
+// DoKeyed sends a request with the demo app's token and an
+// Idempotency-Key.
+func (e *Env) DoKeyed(key, method, path string, body any) *Response {
+	e.T.Helper()
+	return e.DoWith(http.Header{"X-Service-Access-Token": {DemoToken}, "Idempotency-Key": {key}}, method, path, body)
+}
+
+// DoWith sends a request with the given headers (an empty token header is
+// not sent).
+func (e *Env) DoWith(header http.Header, method, path string, body any) *Response {
+	e.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -184,8 +199,10 @@ func (e *Env) DoAs(token, method, path string, body any) *Response {
 	}
 	req := httptest.NewRequest(method, path, rd)
 	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("X-Service-Access-Token", token)
+	for name, values := range header {
+		if len(values) != 1 || values[0] != "" {
+			req.Header[name] = values
+		}
 	}
 	rec := httptest.NewRecorder()
 	e.Handler.ServeHTTP(rec, req)
@@ -228,4 +245,13 @@ func (r *Response) IDs(t testing.TB, key string) []int64 {
 		out = append(out, int64(id))
 	}
 	return out
+}
+
+// InjectFaults serves the groups over the store and queues failing rate
+// of their calls, as DynamoDB and SQS fail, once the injector returned is
+// started (api.InjectFaults).
+func (e *Env) InjectFaults(rate float64) *faults.Injector {
+	in := faults.New(rate)
+	e.Change(func(d *platform.Deps) { api.InjectFaults(d, in) })
+	return in
 }
