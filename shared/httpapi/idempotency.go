@@ -46,6 +46,10 @@ func (rt *Router) keyed(w http.ResponseWriter, r *http.Request, route *Route) er
 	claim, replay, err := rt.Keys.Begin(ctx, admin.AppFrom(ctx).ID, values[0],
 		idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body))
 	if err != nil {
+		var busy *idempotency.InProgressError
+		if errors.As(err, &busy) {
+			w.Header().Set("Retry-After", strconv.FormatInt(max(busy.RetryAfter, 1), 10))
+		}
 		return err
 	}
 	if replay != nil {

@@ -24,6 +24,7 @@ package idempotency
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -49,10 +50,11 @@ const MaxKey = 255
 // TTL is how long a key and its answer are kept (Stripe's 24 hours).
 const TTL = 24 * time.Hour
 
-// Lease is how long a claim holds its key against repeats (409) before a
-// repeat may take it over: far longer than any request runs (API Gateway
-// ends them at 30 s), so a request still running never loses its key.
-const Lease = 5 * time.Minute
+// Lease is how long a claim holds its key against repeats (409, with
+// Retry-After) before a repeat whose claim found nothing committed may take
+// it over: twice the longest a request runs (API Gateway ends them at
+// 30 s), so a request still running never loses its key.
+const Lease = time.Minute
 
 // MaxAnswer is the largest answer body kept, under DynamoDB's 400 KB
 // item limit with room for the rest of the item.
@@ -69,6 +71,7 @@ type Answer struct {
 type Claim struct {
 	key     store.Key
 	fp      string
+	owner   string // tells this claim from a concurrent repeat's
 	version int64
 	lease   int64
 }
@@ -82,6 +85,7 @@ const (
 
 type record struct {
 	Fingerprint string  `json:"fp"`
+	Owner       string  `json:"owner,omitempty"`
 	State       string  `json:"state"`
 	LeaseUntil  int64   `json:"lease,omitempty"` // unix seconds
 	Answer      *Answer `json:"answer,omitempty"`
@@ -147,13 +151,18 @@ func NewKeeper(st store.Store) *Keeper { return &Keeper{st} }
 // earlier one with the same fingerprint (replay non-nil).
 func (k *Keeper) Begin(ctx context.Context, appID int64, key, fp string) (c *Claim, replay *Answer, err error) {
 	now := admin.ClockFrom(ctx).Now()
-	c = &Claim{key: Key(appID, key), fp: fp, version: 1, lease: now.Add(Lease).Unix()}
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	c = &Claim{key: Key(appID, key), fp: fp, owner: hex.EncodeToString(nonce[:]), version: 1, lease: now.Add(Lease).Unix()}
 	item := func(version int64) store.Item {
 		return store.Item{PK: c.key.PK, SK: c.key.SK, Version: version, ExpiresAt: now.Add(TTL).Unix(),
-			Data: encode(record{Fingerprint: fp, State: processing, LeaseUntil: c.lease})}
+			Data: encode(record{Fingerprint: fp, Owner: c.owner, State: processing, LeaseUntil: c.lease})}
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		err = k.st.Transact(ctx, store.Put(item(1), store.IfAbsent, 0))
+		if errors.Is(err, store.ErrUnavailable) && k.landed(ctx, c) {
+			err = nil // the claim's write timed out after it was applied
+		}
 		if !errors.Is(err, store.ErrConditionFailed) {
 			if err != nil {
 				return nil, nil, err
@@ -179,7 +188,7 @@ func (k *Keeper) Begin(ctx context.Context, appID int64, key, fp string) (c *Cla
 		case r.State == lost:
 			return nil, nil, ErrAnswerLost
 		case now.Unix() < r.LeaseUntil:
-			return nil, nil, ErrInProgress
+			return nil, nil, &InProgressError{RetryAfter: r.LeaseUntil - now.Unix()}
 		case it.Nums[commitsNum] > 0:
 			return nil, nil, ErrAnswerLost // cut off after its change committed
 		}
@@ -193,8 +202,27 @@ func (k *Keeper) Begin(ctx context.Context, appID int64, key, fp string) (c *Cla
 			return nil, nil, err
 		}
 	}
-	return nil, nil, ErrInProgress
+	return nil, nil, &InProgressError{RetryAfter: 1}
 }
+
+// landed says whether c's claim is in the store after its write failed:
+// a write that timed out may have been applied, and a client should not
+// meet its own claim as another request in progress.
+func (k *Keeper) landed(ctx context.Context, c *Claim) bool {
+	it, err := k.st.Get(ctx, c.key)
+	if err != nil || it.Version != c.version {
+		return false
+	}
+	var r record
+	return json.Unmarshal(it.Data, &r) == nil && r.Owner == c.owner
+}
+
+// InProgressError answers a repeat while the first request holds the key:
+// 409, and Retry-After the seconds left of its lease.
+type InProgressError struct{ RetryAfter int64 }
+
+func (e *InProgressError) Error() string { return ErrInProgress.Message }
+func (e *InProgressError) Unwrap() error { return ErrInProgress }
 
 // Keeps says whether an answer of status is kept for repeats: every answer
 // but a fault (5xx) and the passing refusals (409, 429), which a retry
