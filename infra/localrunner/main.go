@@ -60,7 +60,8 @@ func run() error {
 		return err
 	}
 	defer deps.Store.Close()
-	if err := restoreClock(ctx, deps.Store, runnerClock); err != nil {
+	control := deps.Store // the clock's own reads and writes, never faulted
+	if err := restoreClock(ctx, control, runnerClock); err != nil {
 		return err
 	}
 	local, _ := store.Innermost(deps.Store).(store.Local) // both stores are; the reset needs it
@@ -115,8 +116,8 @@ func run() error {
 		w.Write(openapi)
 	})
 	mux.Handle("/", api.Handler(deps, api.Groups...))
-	mux.Handle("GET /_local/clock", clockHandler(deps.Store, runnerClock))
-	mux.Handle("POST /_local/clock", clockHandler(deps.Store, runnerClock))
+	mux.Handle("GET /_local/clock", clockHandler(control, runnerClock))
+	mux.Handle("POST /_local/clock", clockHandler(control, runnerClock))
 	mux.Handle("POST /_local/reset", resetHandler(cfg, deps, local, runnerClock, injector))
 	mux.Handle("POST /_local/webhooks/trigger", triggerHandler(deps))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on

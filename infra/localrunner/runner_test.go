@@ -703,3 +703,58 @@ func triggerSendsASignedDelivery(t *testing.T, storeEnv []string) {
 	default:
 	}
 }
+
+// TestFaultRateAnswersNo500: with FAULT_RATE=0.1 a client that retries
+// 503s under its Idempotency-Keys never sees a 500, and each of its
+// creates is there once.
+func TestFaultRateAnswersNo500(t *testing.T) {
+	r := start(t, "DATA_DIR="+t.TempDir(), "FAULT_RATE=0.1", "RATE_LIMIT=off")
+	if !strings.Contains(r.log(), `"fault_rate":0.1`) {
+		t.Fatalf("the runner does not say faults are injected:\n%s", r.log())
+	}
+	send := func(key, method, path, body string) (int, map[string]any) {
+		for range 30 {
+			req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
+			req.Header.Set("X-Service-Access-Token", demoToken)
+			if key != "" {
+				req.Header.Set("Idempotency-Key", key)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v map[string]any
+			json.NewDecoder(res.Body).Decode(&v)
+			res.Body.Close()
+			switch {
+			case res.StatusCode == 503 && res.Header.Get("Retry-After") != "":
+				continue
+			case res.StatusCode >= 500:
+				t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, v)
+			}
+			return res.StatusCode, v
+		}
+		t.Fatalf("%s %s: still unavailable after 30 tries", method, path)
+		return 0, nil
+	}
+	for i := range 60 {
+		path := fmt.Sprintf("/faulty/%d", i)
+		status, v := send(fmt.Sprintf("create-%d", i), "POST", "/web/redirects.json", `{"redirect":{"path":"`+path+`","target":"/t"}}`)
+		if status == 409 {
+			continue // applied, its answer lost: the count below still holds
+		}
+		if status != 201 {
+			t.Fatalf("create: %d %v", status, v)
+		}
+		id := int64(v["redirect"].(map[string]any)["id"].(float64))
+		if i%3 == 0 {
+			if status, v := send(fmt.Sprintf("delete-%d", i), "DELETE", fmt.Sprintf("/web/redirects/%d.json", id), ""); status != 200 && status != 409 {
+				t.Fatalf("delete: %d %v", status, v)
+			}
+			continue
+		}
+		if status, v := send("", "GET", "/web/redirects.json?path="+path, ""); status != 200 || len(v["redirects"].([]any)) != 1 {
+			t.Fatalf("%s: %d %v, want the one redirect", path, status, v)
+		}
+	}
+}
