@@ -657,3 +657,70 @@ func TestLambdaHandlers(t *testing.T) {
 		}
 	})
 }
+
+// TestFetchStockResumesAfterFaults: polls made while a third of the
+// store's calls fail either fail or apply (a variant at a time); the polls
+// after them apply what is left, and nothing is applied twice: each
+// products/update notification shows a state of the variants no other one
+// shows, the last one the provider's.
+func TestFetchStockResumesAfterFaults(t *testing.T) {
+	forEachStore(t, func(t *testing.T, e *apitest.Env) {
+		f := newFake(t)
+		f.route("/a/fetch_stock.json", 200, `{"SKU-F1": 5, "SKU-F2": 8}`)
+		a := service(t, e, map[string]any{"name": "Warehouse F", "callback_url": f.srv.URL + "/a", "inventory_management": true})
+		f1 := variant(t, e, "F1", "SKU-F1", a, 0)
+		f2 := variant(t, e, "F2", "SKU-F2", a, 1)
+		evsBefore, nsBefore := len(productEvents(t, e)), len(notifications(t, e, "products/update"))
+
+		in := e.InjectFaults(0.3)
+		in.Start()
+		failed := 0
+		for run := 0; ; run++ {
+			if run == 50 {
+				t.Fatal("50 polls under faults and none came through clean")
+			}
+			s := providers.FetchStock(t.Context(), e.Deps)
+			if s.Failures == 0 {
+				break
+			}
+			failed++
+		}
+		in.Stop()
+		if got1, got2 := stock(t, e, f1), stock(t, e, f2); got1 != 5 || got2 != 8 {
+			t.Fatalf("stock %d and %d after %d failed polls, want 5 and 8", got1, got2, failed)
+		}
+		ns := notifications(t, e, "products/update")[nsBefore:]
+		if n := len(productEvents(t, e)) - evsBefore; n != len(ns) || n < 1 || n > 2 {
+			t.Errorf("%d product events and %d notifications for two variants changed", n, len(ns))
+		}
+		seen := map[[2]int]bool{}
+		var last [2]int
+		for _, n := range ns {
+			var p struct {
+				Variants []struct {
+					ID                int64 `json:"id"`
+					InventoryQuantity int   `json:"inventory_quantity"`
+				} `json:"variants"`
+			}
+			json.Unmarshal(n.Payload, &p)
+			for _, v := range p.Variants {
+				switch v.ID {
+				case f1:
+					last[0] = v.InventoryQuantity
+				case f2:
+					last[1] = v.InventoryQuantity
+				}
+			}
+			if seen[last] {
+				t.Errorf("two notifications of the state %v", last)
+			}
+			seen[last] = true
+		}
+		if last != [2]int{5, 8} {
+			t.Errorf("the last notification shows %v", last)
+		}
+		if c := in.Counts(); c.Reads+c.Writes == 0 {
+			t.Error("no fault was injected")
+		}
+	})
+}

@@ -444,3 +444,46 @@ func TestPublicAssetsCannotRunScript(t *testing.T) {
 		}
 	}, api.Themes)
 }
+
+// TestImportResumesAfterFaults: import attempts made while a third of the
+// store's calls fail either fail, to be tried again, or finish; the
+// attempt that finishes leaves the zip's files exactly once and the
+// theme previewable in its role, as a clean import does.
+func TestImportResumesAfterFaults(t *testing.T) {
+	zip := zipOf(t, [][2]string{
+		{"layout/theme.liquid", goodLayout},
+		{"templates/index.liquid", "index"},
+		{"assets/app.css", "body{}"},
+		{"assets/app.js", "x()"},
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(zip) }))
+	defer srv.Close()
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		id := themeID(t, e.Do("POST", "/web/themes.json", M{"theme": M{"name": "faulty", "src": srv.URL + "/t.zip", "role": "main"}}).Expect(t, 201))
+		in := e.InjectFaults(0.3)
+		in.Start()
+		svc := themes.NewService(e.Deps)
+		failed := 0
+		for attempt := 1; svc.Import(t.Context(), id) != nil; attempt++ {
+			if attempt == 50 {
+				t.Fatal("50 import attempts under faults and none finished")
+			}
+			failed++
+		}
+		in.Stop()
+		th := e.Do("GET", fmt.Sprintf("/web/themes/%d.json", id), nil).Expect(t, 200).Object(t, "theme")
+		if th["processing"] != false || th["previewable"] != true || th["role"] != "main" || th["import_error"] != nil {
+			t.Fatalf("after %d failed attempts: %v", failed, th)
+		}
+		var keys []string
+		for _, a := range e.Do("GET", assetsPath(id), nil).Expect(t, 200).List(t, "assets") {
+			keys = append(keys, a.(M)["key"].(string))
+		}
+		if strings.Join(keys, ",") != "assets/app.css,assets/app.js,layout/theme.liquid,templates/index.liquid" {
+			t.Errorf("after %d failed attempts: assets %v", failed, keys)
+		}
+		if c := in.Counts(); c.Reads+c.Writes == 0 {
+			t.Error("no fault was injected")
+		}
+	}, api.Themes)
+}
