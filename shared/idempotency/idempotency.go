@@ -135,7 +135,7 @@ var (
 	ErrInProgress = &admin.Error{Code: admin.ECONFLICT, Message: "A request with this Idempotency-Key is still being processed; retry it later"}
 	// ErrAnswerLost answers a repeat of a request whose change committed
 	// but whose answer could not be kept.
-	ErrAnswerLost = &admin.Error{Code: admin.ECONFLICT, Message: "The request with this Idempotency-Key was applied, but its answer could not be kept; read the resource to see the change"}
+	ErrAnswerLost   = &admin.Error{Code: admin.ECONFLICT, Message: "The request with this Idempotency-Key was applied, but its answer could not be kept; read the resource to see the change"}
 	errOtherRequest = admin.Invalid(Header, "was already used for a different request")
 )
 
