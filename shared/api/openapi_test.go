@@ -49,6 +49,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/customcollections"
@@ -1023,6 +1024,25 @@ func TestOpenAPIScenario(t *testing.T) {
 		res := s.do(demoToken, op.method, target, nil, http.StatusTooManyRequests)
 		if res.Header.Get("Retry-After") == "" || res.Header.Get("X-Service-Shop-Api-Call-Limit") != "40/40" {
 			t.Errorf("%s %s: 429 headers %v", op.method, target, res.Header)
+		}
+	}
+	env.Handler = handler
+
+	// With every store and queue call failing, every operation is 503 with
+	// Retry-After and the documented body, never 500.
+	faulty := *env.Deps
+	in := faults.New(1)
+	api.InjectFaults(&faulty, in)
+	env.Handler = api.Handler(&api.Deps{Deps: &faulty}, api.Groups...)
+	in.Start()
+	for _, op := range doc.ops {
+		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, "1")
+		var body any
+		if isPage(op) && op.method == http.MethodPost {
+			body = "authenticity_token=x"
+		}
+		if res := s.do(demoToken, op.method, target, body, http.StatusServiceUnavailable); res.Header.Get("Retry-After") != "1" {
+			t.Errorf("%s %s: 503 headers %v", op.method, target, res.Header)
 		}
 	}
 	env.Handler = handler
