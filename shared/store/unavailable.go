@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	mrand "math/rand/v2"
+	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,54 +83,75 @@ type retrying struct{ Store }
 // Unwrap returns the wrapped store (for the local runner's store.Local).
 func (r retrying) Unwrap() Store { return r.Store }
 
-func retryable(err error, write bool) bool {
+// again says whether a call that failed with err on its attempt-th try
+// (from 1) is tried again, after waiting its jittered backoff. A write is
+// tried again only when that cannot apply it twice.
+func again(ctx context.Context, err error, write bool, attempt int) bool {
 	var u *UnavailableError
-	return errors.As(err, &u) && !(write && u.MayHaveCommitted)
-}
-
-func (r retrying) do(ctx context.Context, write bool, call func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := call()
-		if err == nil || attempt >= RetryAttempts || !retryable(err, write) {
-			return err
-		}
-		wait := time.Duration(mrand.N(int64(5*time.Millisecond) << attempt))
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
+	if attempt >= RetryAttempts || !errors.As(err, &u) || write && u.MayHaveCommitted {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Duration(mrand.N(int64(5*time.Millisecond) << attempt))):
+		return true
 	}
 }
 
-func (r retrying) Get(ctx context.Context, k Key) (it Item, err error) {
-	err = r.do(ctx, false, func() (e error) { it, e = r.Store.Get(ctx, k); return e })
+func (r retrying) Get(ctx context.Context, k Key) (Item, error) {
+	it, err := r.Store.Get(ctx, k)
+	for attempt := 1; err != nil && again(ctx, err, false, attempt); attempt++ {
+		it, err = r.Store.Get(ctx, k)
+	}
 	return it, err
 }
 
-func (r retrying) Query(ctx context.Context, q Query) (items []Item, next string, err error) {
-	err = r.do(ctx, false, func() (e error) { items, next, e = r.Store.Query(ctx, q); return e })
+func (r retrying) Query(ctx context.Context, q Query) ([]Item, string, error) {
+	items, next, err := r.Store.Query(ctx, q)
+	for attempt := 1; err != nil && again(ctx, err, false, attempt); attempt++ {
+		items, next, err = r.Store.Query(ctx, q)
+	}
 	return items, next, err
 }
 
-func (r retrying) Count(ctx context.Context, q Query) (n int, err error) {
-	err = r.do(ctx, false, func() (e error) { n, e = r.Store.Count(ctx, q); return e })
+func (r retrying) Count(ctx context.Context, q Query) (int, error) {
+	n, err := r.Store.Count(ctx, q)
+	for attempt := 1; err != nil && again(ctx, err, false, attempt); attempt++ {
+		n, err = r.Store.Count(ctx, q)
+	}
 	return n, err
 }
 
 func (r retrying) Transact(ctx context.Context, ops ...Op) error {
 	if RequestToken(ctx) == "" {
-		var b [16]byte
-		rand.Read(b[:])
-		ctx = WithRequestToken(ctx, hex.EncodeToString(b[:]))
+		ctx = WithRequestToken(ctx, tokenPrefix+strconv.FormatUint(tokenSeq.Add(1), 36))
 	}
-	return r.do(ctx, true, func() error { return r.Store.Transact(ctx, ops...) })
+	err := r.Store.Transact(ctx, ops...)
+	for attempt := 1; err != nil && again(ctx, err, true, attempt); attempt++ {
+		err = r.Store.Transact(ctx, ops...)
+	}
+	return err
 }
 
-func (r retrying) Add(ctx context.Context, k Key, c Cond, deltas map[string]int64) (it Item, err error) {
-	err = r.do(ctx, true, func() (e error) { it, e = r.Store.Add(ctx, k, c, deltas); return e })
+func (r retrying) Add(ctx context.Context, k Key, c Cond, deltas map[string]int64) (Item, error) {
+	it, err := r.Store.Add(ctx, k, c, deltas)
+	for attempt := 1; err != nil && again(ctx, err, true, attempt); attempt++ {
+		it, err = r.Store.Add(ctx, k, c, deltas)
+	}
 	return it, err
 }
+
+// Request tokens are unique per process (a random prefix) and within it
+// (a sequence): made cheaply, since every transaction gets one.
+var (
+	tokenPrefix = func() string {
+		var b [8]byte
+		rand.Read(b[:])
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+	tokenSeq atomic.Uint64
+)
 
 // Unwrapper is a store wrapping another (Retrying, the fault injector).
 type Unwrapper interface{ Unwrap() Store }
