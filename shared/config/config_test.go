@@ -22,3 +22,31 @@ func TestParseBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// FAULT_RATE is a fraction, and never taken by a Lambda function.
+func TestFaultRate(t *testing.T) {
+	for _, c := range []struct {
+		value, lambda string
+		want          float64
+		ok            bool
+	}{
+		{"0.1", "", 0.1, true},
+		{"1", "", 1, true},
+		{"0", "fn", 0, true},
+		{"0.1", "fn", 0, false},
+		{"1.5", "", 0, false},
+		{"-0.1", "", 0, false},
+		{"NaN", "", 0, false},
+		{"lots", "", 0, false},
+	} {
+		t.Setenv("FAULT_RATE", c.value)
+		t.Setenv("AWS_LAMBDA_FUNCTION_NAME", c.lambda)
+		if c.lambda != "" {
+			t.Setenv("TABLE_NAME", "t")
+		}
+		cfg, err := FromEnv()
+		if (err == nil) != c.ok || c.ok && cfg.FaultRate != c.want {
+			t.Errorf("FAULT_RATE=%s in Lambda %q: %v, %v", c.value, c.lambda, cfg.FaultRate, err)
+		}
+	}
+}
