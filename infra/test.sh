@@ -104,7 +104,11 @@ browser=TestConfirmationPageInBrowser
 # reader checks that the store answers whole versions, a store property).
 # Every other test runs with -race.
 volume='^TestLargeAssetRoundTrip$'
-volume_packages=(./shared/themes)
+# The soak under injected faults runs in both: small under -race, for the
+# detector to watch its concurrent clients, retries and pipeline; at full
+# size (a few thousand changes, shared/faults/norace_test.go) without it.
+soak='^TestSoakUnderFaults$'
+volume_packages=(./shared/themes ./shared/faults)
 # The packages that take longest start first, so that none of them starts
 # last and runs alone (as measured by the Slowest tests and package times
 # of a make test; a package missing here just starts later).
@@ -151,7 +155,7 @@ SHOPIFY_CLIENT_PYTHON=$(make --no-print-directory -s shopify-client-python)
 export SHOPIFY_CLIENT_PYTHON
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
-stage "volume tests (no -race, both stores)" go test -count=1 -run "$volume" "${volume_packages[@]}"
+stage "volume tests and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis
 stage "Go fuzz targets" bash infra/fuzz.sh ci go

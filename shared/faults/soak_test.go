@@ -22,12 +22,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue"
 )
 
-// soakScale is how many clients each store gets, and how many changes
-// each client makes: the embedded store takes more, DynamoDB Local (one
-// request at a time) fewer, so that the soak stays a few seconds of the
-// suite.
-var soakScale = map[string][2]int{"embedded": {8, 250}, "dynamodb": {4, 120}}
-
 // TestSoakUnderFaults: concurrent clients make mixed creates, updates and
 // deletes while a tenth of the store's and queues' calls fail, retrying
 // each change with its Idempotency-Key until it is answered. Afterwards,
