@@ -8,7 +8,7 @@
 //     finds it: the kept answer to replay, 422 for another request under
 //     the same key, 409 while the first is still being processed.
 //  2. Every transaction the request commits carries one more op, an Add
-//     on the claim (Store.Transact): the change and the claim's commit
+//     on the claim (the store Wrap returns): the change and the claim's commit
 //     count are applied together or not at all. A change that committed
 //     is therefore never done again, even when its answer was lost (a
 //     timeout after the commit, a function cut off).
