@@ -5,4 +5,4 @@ package faults_test
 // soakScale is how many clients each store gets, and how many changes
 // each client makes: the embedded store takes more, DynamoDB Local (one
 // request at a time) fewer, so that the soak stays seconds of the suite.
-var soakScale = map[string][2]int{"embedded": {8, 250}, "dynamodb": {4, 120}}
+var soakScale = map[string][2]int{"embedded": {8, 300}, "dynamodb": {3, 80}}

@@ -5,4 +5,4 @@ package faults_test
 // Under the race detector (make test's Go test pass) the soak is small: it
 // is there for the detector to watch concurrent clients, retries and the
 // pipeline. make test's volume stage runs it at full size without it.
-var soakScale = map[string][2]int{"embedded": {4, 50}, "dynamodb": {2, 40}}
+var soakScale = map[string][2]int{"embedded": {4, 50}, "dynamodb": {2, 25}}
