@@ -155,7 +155,7 @@ SHOPIFY_CLIENT_PYTHON=$(make --no-print-directory -s shopify-client-python)
 export SHOPIFY_CLIENT_PYTHON
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
-stage "volume tests and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
+stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis
 stage "Go fuzz targets" bash infra/fuzz.sh ci go
