@@ -213,7 +213,8 @@ type faultyQueue struct {
 	in *Injector
 }
 
-// queueFault fails a queue call, after doing it when applied says so.
+// queueFault counts a failed queue call and returns its error (the caller
+// has done the call first when it fails after taking effect).
 func (f *faultyQueue) queueFault() error {
 	f.in.queueCalls.Add(1)
 	return errors.Join(queue.ErrUnavailable, errInjected)
@@ -255,10 +256,10 @@ func (f *faultyQueue) Ack(ctx context.Context, m queue.Message) error {
 // AckAll acks through the inner queue's AckAll when it has one, else one
 // by one; each message may fail on its own.
 func (f *faultyQueue) AckAll(ctx context.Context, ms []queue.Message) []error {
-	errs := make([]error, len(ms))
 	if a, ok := f.Queue.(queue.Acker); ok && !f.in.fail() {
 		return a.AckAll(ctx, ms)
 	}
+	errs := make([]error, len(ms))
 	for i, m := range ms {
 		errs[i] = f.Ack(ctx, m)
 	}

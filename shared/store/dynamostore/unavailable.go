@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/storeadmin/adminapi/shared/store"
@@ -50,7 +52,6 @@ var serviceCodes = map[string]string{
 	"ThrottlingException":                    "throttled",
 	"RequestLimitExceeded":                   "throttled",
 	"TransactionConflictException":           "conflict",
-	"TransactionCanceledException":           "conflict", // only conflicts and throttling reach here: failed conditions are ConditionErrors
 	"TransactionInProgressException":         "conflict",
 	"InternalServerError":                    "server error",
 	"ServiceUnavailable":                     "server error",
@@ -61,6 +62,20 @@ var serviceCodes = map[string]string{
 func classify(err error, write bool) error {
 	if err == nil || errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrNotFound) {
 		return err
+	}
+	var canceled *types.TransactionCanceledException
+	if errors.As(err, &canceled) {
+		// Failed conditions became ConditionErrors in transact; what is
+		// left is the moment's (conflicts, throttling) or a fault of the
+		// transaction itself (an item too large: a bug, so 500).
+		for _, r := range canceled.CancellationReasons {
+			switch aws.ToString(r.Code) {
+			case "", "None", "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded":
+			default:
+				return err
+			}
+		}
+		return store.Unavailable("conflict", false, err)
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {

@@ -1,0 +1,41 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/storeadmin/adminapi/shared/store"
+)
+
+// DynamoDB's moments of unavailability are 503s; a transaction DynamoDB
+// refused for itself (an item too large) stays an error of the service.
+func TestClassify(t *testing.T) {
+	canceled := func(codes ...string) error {
+		e := &types.TransactionCanceledException{}
+		for _, c := range codes {
+			e.CancellationReasons = append(e.CancellationReasons, types.CancellationReason{Code: aws.String(c)})
+		}
+		return fmt.Errorf("dynamostore: transaction: %w", e)
+	}
+	for name, c := range map[string]struct {
+		err         error
+		unavailable bool
+	}{
+		"conflict":           {canceled("None", "TransactionConflict"), true},
+		"throttled in a txn": {canceled("ThrottlingError", "None"), true},
+		"item too large":     {canceled("None", "ValidationError"), false},
+		"throughput":         {&types.ProvisionedThroughputExceededException{}, true},
+		"deadline":           {context.DeadlineExceeded, true},
+		"condition":          {&store.ConditionError{Index: 0}, false},
+		"other":              {errors.New("boom"), false},
+	} {
+		if got := errors.Is(classify(c.err, true), store.ErrUnavailable); got != c.unavailable {
+			t.Errorf("%s: unavailable %v, want %v", name, got, c.unavailable)
+		}
+	}
+}
