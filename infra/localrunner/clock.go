@@ -49,9 +49,6 @@ type clockAnswer struct {
 // obeying a Retry-After of 0.025 s needs: time never runs back).
 func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if refuseBrowser(w, r) {
-			return
-		}
 		if r.Method == http.MethodPost {
 			var in struct {
 				AdvanceSeconds json.RawMessage `json:"advance_seconds"`
@@ -90,22 +87,4 @@ func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(clockAnswer{Now: admin.At(off.Now()), OffsetSeconds: off.Offset().Seconds()})
 	}
-}
-
-// refuseBrowser answers 403 to a request a browser sent (it carries an
-// Origin): a page on another site must not drive the local control
-// endpoints through the developer's browser.
-func refuseBrowser(w http.ResponseWriter, r *http.Request) bool {
-	if r.Header.Get("Origin") == "" {
-		return false
-	}
-	localError(w, http.StatusForbidden, `"local control endpoints do not accept browser requests"`)
-	return true
-}
-
-// localError writes {"errors": <errs>} with status.
-func localError(w http.ResponseWriter, status int, errs string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write([]byte(`{"errors":` + errs + "}\n"))
 }

@@ -60,11 +60,11 @@ func run() error {
 		return err
 	}
 	defer deps.Store.Close()
-	control := deps.Store // the clock's own reads and writes, never faulted
-	if err := restoreClock(ctx, control, runnerClock); err != nil {
+	controlStore := deps.Store // the clock's own reads and writes, never faulted
+	if err := restoreClock(ctx, controlStore, runnerClock); err != nil {
 		return err
 	}
-	local, _ := store.Innermost(deps.Store).(store.Local) // both stores are; the reset needs it
+	resettable, _ := store.Innermost(deps.Store).(store.Local) // both stores are; the reset needs it
 	// FAULT_RATE: that fraction of store and queue calls fail as DynamoDB
 	// and SQS do on a bad minute, once the seed is in (faults.Start below).
 	var injector *faults.Injector
@@ -115,17 +115,22 @@ func run() error {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openapi)
 	})
-	mux.Handle("/", api.Handler(deps, api.Groups...))
-	mux.Handle("GET /_local/clock", clockHandler(control, runnerClock))
-	mux.Handle("POST /_local/clock", clockHandler(control, runnerClock))
-	mux.Handle("POST /_local/reset", resetHandler(cfg, deps, local, runnerClock, injector))
-	mux.Handle("POST /_local/webhooks/trigger", triggerHandler(deps))
+	var resets gate
+	mux.Handle("/", resets.shared(api.Handler(deps, api.Groups...)))
+	// The test controls, behind one guard (control.go) for every /_local path.
+	local := http.NewServeMux()
+	local.Handle("GET /_local/clock", clockHandler(controlStore, runnerClock))
+	local.Handle("POST /_local/clock", clockHandler(controlStore, runnerClock))
+	local.Handle("POST /_local/reset", resets.exclusive(resetHandler(cfg, deps, resettable, runnerClock, injector)))
+	local.Handle("POST /_local/webhooks/trigger", resets.shared(triggerHandler(deps)))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
 	// POST /_local/jobs/<name> (local runner only).
 	jobs := pollJobs()
 	for _, j := range jobs {
-		mux.Handle("POST /_local/jobs/"+j.name, jobHandler(deps.Deps, j))
+		local.Handle("POST /_local/jobs/"+j.name, resets.shared(jobHandler(deps.Deps, j)))
 	}
+	local.HandleFunc("/_local/", func(w http.ResponseWriter, r *http.Request) { httpapi.Error(w, r, admin.NotFound) })
+	mux.Handle("/_local/", control(listenerPort(ln), local))
 
 	// The webhook pipeline, in process: the outbox pump fans notifications
 	// out to the delivery queue, the consumer delivers them. Both keep their

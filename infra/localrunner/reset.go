@@ -18,16 +18,14 @@ import (
 // jobs, logs, the clock's offset, call-limit buckets kept in the store),
 // the seed is loaded again (deleted seeded records and uninstalled apps'
 // tokens come back), the clock is the machine's again and the in-process
-// call-limit buckets are emptied. Work in flight when it runs (a delivery
+// call-limit buckets are emptied; ids follow the clock again. API requests
+// wait while it runs (gate), so none sees the shop half reset. Work in flight when it runs (a delivery
 // being sent) may leave a trace: reset between tests, not during one.
 //
 // Injected faults (FAULT_RATE) pause while it runs: like start-up, the
 // seed loads clean.
 func resetHandler(cfg config.Config, deps *api.Deps, local store.Local, off *clock.Offset, injector *faults.Injector) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if refuseBrowser(w, r) {
-			return
-		}
 		if local == nil {
 			localError(w, http.StatusNotImplemented, `"this store cannot be reset"`)
 			return
@@ -40,6 +38,7 @@ func resetHandler(cfg config.Config, deps *api.Deps, local store.Local, off *clo
 			return
 		}
 		off.Reset()
+		deps.IDs.Reset()
 		if m, ok := deps.Limiter.(*ratelimit.Memory); ok {
 			m.Reset()
 		}

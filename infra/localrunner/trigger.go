@@ -19,9 +19,6 @@ import (
 func triggerHandler(deps *api.Deps) http.HandlerFunc {
 	identity := auth.NewIdentity(deps.Store)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if refuseBrowser(w, r) {
-			return
-		}
 		ctx := admin.WithClock(r.Context(), deps.Clock)
 		token, ok := httpapi.RequestToken(r.Header)
 		if !ok {

@@ -140,8 +140,10 @@ func TooMany(max int, unit string) string {
 
 // RequiredText validates a text field that a create must carry and an
 // update may change: nil on update leaves dst as it is; blank is
-// `can't be blank`; over max characters `is too long`; otherwise dst
-// takes the trimmed text.
+// `can't be blank`; over max characters as sent `is too long`; otherwise
+// dst takes the trimmed text. The limit counts the text as sent, as the
+// document's maxLength does, so the two agree on every input (what is
+// stored, trimmed, is never longer).
 func (v *Validation) RequiredText(field string, in *string, create bool, max int, dst *string) {
 	if in == nil && !create {
 		return
@@ -153,7 +155,7 @@ func (v *Validation) RequiredText(field string, in *string, create bool, max int
 	switch {
 	case t == "":
 		v.Add(field, MsgBlank)
-	case utf8.RuneCountInString(t) > max:
+	case utf8.RuneCountInString(*in) > max:
 		v.Add(field, TooLong(max))
 	default:
 		*dst = t

@@ -64,7 +64,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -3564,9 +3563,12 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 		}
 		shared[p] = true
 	}
-	// The service checks a redirect's target with the same pattern.
-	if pats["redirectTarget"] != redirects.TargetPattern {
-		t.Errorf("x-patterns.redirectTarget differs from redirects.TargetPattern")
+	// The service checks URL fields with the same patterns.
+	for name, p := range map[string]string{"httpURL": admin.HTTPURLPattern, "httpsURL": admin.HTTPSURLPattern,
+		"callbackURL": admin.CallbackURLPattern, "redirectTarget": admin.RedirectTargetPattern} {
+		if pats[name] != p {
+			t.Errorf("x-patterns.%s differs from the service's pattern (shared/admin/urls.go)", name)
+		}
 	}
 	re := func(p string) *regexp.Regexp {
 		r, err := compilePattern(p)

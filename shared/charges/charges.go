@@ -107,22 +107,29 @@ func (c *Charge) StatusAt(now time.Time) string {
 	return c.Status
 }
 
-// DecoratedReturnURL is return_url with charge_id=<id> added to its query;
-// the query it had is kept byte for byte, a fragment stays last.
+// DecoratedReturnURL is return_url with charge_id=<id> as the last
+// parameter of its query, in place of any charge_id it held (an app that
+// reuses the URL it was sent back to must not read a stale id first); the
+// other parameters are kept byte for byte, a fragment stays last.
 func (c *Charge) DecoratedReturnURL() string {
-	u, frag, _ := strings.Cut(c.ReturnURL, "#")
-	sep := "?"
-	if strings.Contains(u, "?") {
-		sep = "&"
-		if strings.HasSuffix(u, "?") || strings.HasSuffix(u, "&") {
-			sep = ""
+	u, frag, hasFrag := strings.Cut(c.ReturnURL, "#")
+	base, query, _ := strings.Cut(u, "?")
+	var b strings.Builder
+	b.WriteString(base)
+	b.WriteByte('?')
+	for p := range strings.SplitSeq(query, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if name, err := url.QueryUnescape(k); p == "" || err == nil && name == "charge_id" {
+			continue
 		}
+		b.WriteString(p)
+		b.WriteByte('&')
 	}
-	u += sep + "charge_id=" + strconv.FormatInt(c.ID, 10)
-	if frag != "" || strings.Contains(c.ReturnURL, "#") {
-		u += "#" + frag
+	b.WriteString("charge_id=" + strconv.FormatInt(c.ID, 10))
+	if hasFrag {
+		b.WriteString("#" + frag)
 	}
-	return u
+	return b.String()
 }
 
 // PagePath is the confirmation page's path.
@@ -281,17 +288,9 @@ func parsePrice(s string) (admin.Money, string) {
 	return m, ""
 }
 
-// validReturnURL reports whether s is an absolute http(s) URL with a host.
-func validReturnURL(s string) bool {
-	if strings.ContainsAny(s, " \t\r\n<>\"'\\`{}|^") {
-		return false
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.Opaque != "" {
-		return false
-	}
-	return u.Scheme == "http" || u.Scheme == "https"
-}
+// validReturnURL reports whether s is an absolute http(s) URL with a host
+// (the document's httpURL).
+func validReturnURL(s string) bool { return admin.IsHTTPURL(s) }
 
 // origin is the scheme and host of a valid return URL, for the page's
 // form-action.

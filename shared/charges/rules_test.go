@@ -26,11 +26,13 @@ func TestParsePrice(t *testing.T) {
 
 func TestDecoratedReturnURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://a.example.com":               "https://a.example.com?charge_id=7",
-		"https://a.example.com/b?x=1&y=a%20b": "https://a.example.com/b?x=1&y=a%20b&charge_id=7",
-		"https://a.example.com/b?":            "https://a.example.com/b?charge_id=7",
-		"https://a.example.com/b#frag":        "https://a.example.com/b?charge_id=7#frag",
-		"https://a.example.com/b?x=1#f":       "https://a.example.com/b?x=1&charge_id=7#f",
+		"https://a.example.com":                                   "https://a.example.com?charge_id=7",
+		"https://a.example.com/b?x=1&y=a%20b":                     "https://a.example.com/b?x=1&y=a%20b&charge_id=7",
+		"https://a.example.com/b?":                                "https://a.example.com/b?charge_id=7",
+		"https://a.example.com/b#frag":                            "https://a.example.com/b?charge_id=7#frag",
+		"https://a.example.com/b?x=1#f":                           "https://a.example.com/b?x=1&charge_id=7#f",
+		"https://a.example.com/b?charge_id=3&x=1&charge%5Fid=4#f": "https://a.example.com/b?x=1&charge_id=7#f",
+		"https://a.example.com/b?x=1&charge_id=3":                 "https://a.example.com/b?x=1&charge_id=7",
 	} {
 		c := Charge{ID: 7, ReturnURL: in}
 		if got := c.DecoratedReturnURL(); got != want {

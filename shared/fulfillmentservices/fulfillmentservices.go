@@ -17,7 +17,6 @@
 package fulfillmentservices
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -189,13 +188,4 @@ func (in *Input) apply(s *FulfillmentService, create bool, refused func(string) 
 
 // validCallbackURL accepts an absolute http or https URL with a host and no
 // query or fragment: it is the root the callback paths are appended to.
-func validCallbackURL(a string) bool {
-	if strings.ContainsAny(a, " \t\r\n<>\"\\") {
-		return false
-	}
-	u, err := url.Parse(a)
-	if err != nil || u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(a, "#") {
-		return false
-	}
-	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
-}
+func validCallbackURL(a string) bool { return admin.IsCallbackURL(a) }

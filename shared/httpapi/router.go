@@ -255,6 +255,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
 	}()
+	if encodedSeparator(r.URL) {
+		Error(w, r, admin.NotFound)
+		return
+	}
 	r, ok := rt.shopifyForm(w, r)
 	if !ok {
 		return
@@ -301,12 +305,29 @@ func Clean(p string) bool {
 	return true
 }
 
-// RejectUnclean answers every request whose path is not Clean with the 404
-// JSON of an unknown path, before a ServeMux can redirect it; the local
-// runner puts it in front of its own mux.
+// encodedSeparator reports whether a request path spells a slash or a
+// backslash percent-encoded (%2F, %5C): decoded, it would name another
+// route than a proxy rule keyed on the raw path sees, so no route answers it.
+func encodedSeparator(u *url.URL) bool {
+	raw := u.RawPath
+	if raw == "" { // set only when the path holds escapes its decoding loses
+		return false
+	}
+	for i := 0; i+2 < len(raw); i++ {
+		if raw[i] == '%' && (raw[i+1] == '2' && (raw[i+2] == 'f' || raw[i+2] == 'F') ||
+			raw[i+1] == '5' && (raw[i+2] == 'c' || raw[i+2] == 'C')) {
+			return true
+		}
+	}
+	return false
+}
+
+// RejectUnclean answers every request whose path is not Clean, or spells a
+// separator percent-encoded, with the 404 JSON of an unknown path, before a
+// ServeMux can redirect it; the local runner puts it in front of its own mux.
 func RejectUnclean(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !Clean(r.URL.Path) {
+		if !Clean(r.URL.Path) || encodedSeparator(r.URL) {
 			Error(w, r, admin.NotFound)
 			return
 		}

@@ -23,6 +23,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -123,11 +124,30 @@ func CheckKey(key string) error {
 }
 
 // Fingerprint identifies a request: its method, path and query, and body.
+// A JSON body counts by what it says, not how it is spelled: a client that
+// serializes the same object with its keys in another order, or other
+// white space, sends the same request.
 func Fingerprint(method, target string, body []byte) string {
 	h := sha256.New()
 	h.Write([]byte(method + " " + target + "\n"))
-	h.Write(body)
+	h.Write(canonicalJSON(body))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalJSON is body re-encoded with sorted keys and no white space
+// (numbers as written), or body itself when it is not one JSON document.
+func canonicalJSON(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 var (

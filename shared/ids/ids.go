@@ -51,6 +51,16 @@ func (g *Generator) Next() int64 {
 	return id
 }
 
+// Reset forgets the ids handed out: the next follows the clock alone. The
+// local runner's reset calls it after emptying the store and moving its
+// clock back, so that ids (and the created_at they carry) follow the clock
+// again rather than the last id of a clock that ran ahead.
+func (g *Generator) Reset() {
+	g.mu.Lock()
+	g.last = 0
+	g.mu.Unlock()
+}
+
 // Time returns the second an id was assigned in (meaningless for seed ids).
 func Time(id int64) time.Time { return Epoch.Add(time.Duration(id>>seqBits) * time.Second) }
 

@@ -31,6 +31,14 @@ const (
 	IdleConnsPerHost = 8
 )
 
+// MarkerHeader is on every request the client sends, each redirect hop
+// included. The local runner refuses any request carrying it on its
+// control routes: whatever an app makes the service fetch (a webhook
+// address, a receiver's redirect, a provider callback, a zip), and however
+// that address spells loopback or the path, the request says where it
+// came from, so the runner never calls its own controls.
+const MarkerHeader = "X-Service-Outbound"
+
 // ErrRefused is wrapped by errors for destinations the client will not reach.
 var ErrRefused = errors.New("destination refused")
 
@@ -64,6 +72,7 @@ func New(allowPrivate bool) *Client {
 			if len(via) > MaxRedirects {
 				return fmt.Errorf("more than %d redirects", MaxRedirects)
 			}
+			req.Header.Set(MarkerHeader, "1")
 			return checkScheme(req.URL)
 		},
 	}
@@ -168,6 +177,7 @@ func (c *Client) Do(req *http.Request, maxBytes int64) (*http.Response, []byte, 
 	if err := checkScheme(req.URL); err != nil {
 		return nil, nil, err
 	}
+	req.Header.Set(MarkerHeader, "1")
 	res, err := c.http.Do(req)
 	if err != nil {
 		return nil, nil, err

@@ -67,12 +67,9 @@ func (in *Input) valid(create bool, client *outbound.Client) (name, src, role st
 	return name, src, role, v.Err()
 }
 
-// httpURL reports whether s is an absolute http(s) URL with a host.
-func httpURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		!strings.ContainsAny(s, " \t\r\n")
-}
+// httpURL reports whether s is an absolute http(s) URL with a host (the
+// document's httpURL).
+func httpURL(s string) bool { return admin.IsHTTPURL(s) }
 
 // AssetInput is the asset of a PUT body: the key and one source.
 type AssetInput struct {

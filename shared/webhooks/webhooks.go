@@ -34,7 +34,6 @@ package webhooks
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -331,14 +330,6 @@ func checkList(v *admin.Validation, field string, list, old []string) []string {
 	return out
 }
 
-// validAddress accepts an absolute http or https URI with a host.
-func validAddress(a string) bool {
-	if strings.ContainsAny(a, " \t\r\n<>\"\\") {
-		return false
-	}
-	u, err := url.Parse(a)
-	if err != nil || u.Opaque != "" {
-		return false
-	}
-	return (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
-}
+// validAddress accepts an absolute http or https URI with a host (the
+// document's httpURL).
+func validAddress(a string) bool { return admin.IsHTTPURL(a) }
