@@ -1,5 +1,5 @@
 // Package config reads every environment variable the service uses, in one
-// place. README.md's configuration table lists the same variables.
+// place. docs/configuration.md's table lists the same variables.
 package config
 
 import (
