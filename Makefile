@@ -15,8 +15,8 @@ test: ## everything CI checks: vet, every Go test on both stores and queues with
 test-quick: vet ## the edit-test loop: every Go test on the embedded store and queue only (no emulators, no -race, no fuzzing)
 	$(GO) test -count=1 ./...
 
-vet:
-	$(GO) vet ./...
+vet: $(GOLANGCI_LINT) ## golangci-lint (go vet's checks, staticcheck, errcheck, ineffassign, unused: .golangci.yml) and gofmt
+	$(GOLANGCI_LINT) run ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 bench: ## handler benchmarks and a loopback load run of the local runner

@@ -61,6 +61,10 @@ CHECKOV_STAMP := $(CHECKOV_VENV)/.complete
 SHOPIFY_CLIENT_PACKAGES := ShopifyAPI==12.7.0 pyactiveresource==2.2.2 six==1.17.0 PyJWT==2.15.1 PyYAML==6.0.4
 SHOPIFY_CLIENT_VENV := $(TOOLS_CACHE)/venv-shopifyapi-12.7.0-pyactiveresource-2.2.2
 SHOPIFY_CLIENT_STAMP := $(SHOPIFY_CLIENT_VENV)/.complete
+# golangci-lint, which make vet runs (.golangci.yml says what it checks),
+# built once from the Go module proxy at its pinned version.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TOOLS_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -115,6 +119,10 @@ shopify-client-python: ## print the python of make shopify-client-venv (make tes
 
 $(SHOPIFY_CLIENT_STAMP):
 	$(call make_venv,$(SHOPIFY_CLIENT_VENV),$(SHOPIFY_CLIENT_PACKAGES))
+
+$(GOLANGCI_LINT):
+	mkdir -p $(dir $@)
+	flock $(dir $@).lock sh -c 'test -x $@ || GOBIN=$(dir $@) GOFLAGS= $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)'
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 

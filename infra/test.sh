@@ -90,11 +90,9 @@ install_chromium() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 }
 
+# golangci-lint (go vet's checks among them) and gofmt: make vet.
 vet() {
-	go vet ./...
-	local unformatted
-	unformatted=$(gofmt -l $(git ls-files '*.go'))
-	[ -z "$unformatted" ] || { echo "gofmt needed:"; echo "$unformatted"; return 1; }
+	make --no-print-directory vet
 }
 
 browser=TestConfirmationPageInBrowser

@@ -9,6 +9,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -84,7 +85,6 @@ func clockHandler(st store.Store, off *clock.Offset) http.HandlerFunc {
 			}
 			off.Advance(d)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(clockAnswer{Now: admin.At(off.Now()), OffsetSeconds: off.Offset().Seconds()})
+		httpapi.WriteJSON(w, http.StatusOK, clockAnswer{Now: admin.At(off.Now()), OffsetSeconds: off.Offset().Seconds()})
 	}
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
 )
@@ -87,8 +87,7 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 // route it takes no token and sits behind control (control.go).
 func jobHandler(d *platform.Deps, j *pollJob) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		s := j.runOnce(admin.WithClock(r.Context(), d.Clock), d)
-		json.NewEncoder(w).Encode(&s)
+		httpapi.WriteJSON(w, http.StatusOK, &s)
 	}
 }

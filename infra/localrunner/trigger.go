@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 
@@ -50,8 +49,7 @@ func triggerHandler(deps *api.Deps) http.HandlerFunc {
 			httpapi.Error(w, r, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(t)
+		httpapi.WriteJSON(w, http.StatusOK, t)
 	}
 }
 

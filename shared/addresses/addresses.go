@@ -174,7 +174,7 @@ func (in *Input) apply(a *Address) error {
 			v.Add(f.name, MsgUnknownCountry)
 			return v.Err()
 		}
-		code, countryGiven = c, true
+		code = c
 		break
 	}
 	if code == "" {

@@ -12,7 +12,7 @@ func TestOffsetOnlyMovesForward(t *testing.T) {
 	if got := o.Offset(); got != 48*time.Hour {
 		t.Fatalf("offset %v, want 48h", got)
 	}
-	if ahead := o.Now().Sub(time.Now()); ahead < 47*time.Hour {
+	if ahead := time.Until(o.Now()); ahead < 47*time.Hour {
 		t.Fatalf("Now is %v ahead, want about 48h", ahead)
 	}
 	o.Reset()

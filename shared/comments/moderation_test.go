@@ -27,8 +27,8 @@ func TestModerationStateMachine(t *testing.T) {
 		for _, from := range all {
 			c := Comment{Status: from}
 			changed, err := a.apply(&c, now)
-			switch next := want[from]; {
-			case next == "":
+			switch next := want[from]; next {
+			case "":
 				if err == nil || admin.ErrorCode(err) != admin.EINVALID {
 					t.Errorf("%s of %s: err %v, want a 422", name, from, err)
 				} else if msg := err.(*admin.Error).Fields["status"]; len(msg) != 1 || !strings.HasPrefix(msg[0], "is "+from+": "+name+" applies only to ") {
@@ -37,7 +37,7 @@ func TestModerationStateMachine(t *testing.T) {
 				if c.Status != from {
 					t.Errorf("%s of %s: status became %s", name, from, c.Status)
 				}
-			case next == from:
+			case from:
 				if err != nil || changed || !c.UpdatedAt.IsZero() {
 					t.Errorf("%s of %s: changed %v, err %v, updated %v; want no change", name, from, changed, err, c.UpdatedAt)
 				}

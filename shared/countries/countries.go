@@ -144,7 +144,7 @@ func taxName(v *admin.Validation, field string, dst **string, in admin.Optional[
 func (in *Input) applyProvinces(v *admin.Validation, c *country.Country) {
 	for i := range in.Provinces {
 		pin := &in.Provinces[i]
-		at := -1
+		var at int
 		switch {
 		case pin.ID != nil:
 			at = slices.IndexFunc(c.Provinces, func(p country.Province) bool { return p.ID == *pin.ID })

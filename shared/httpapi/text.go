@@ -178,7 +178,7 @@ func (s *textScan) value(path []string, n *textNode) {
 			}
 			key := string(s.b[start+1 : s.i-1])
 			if strings.IndexByte(key, '\\') >= 0 {
-				json.Unmarshal(s.b[start:s.i], &key)
+				_ = json.Unmarshal(s.b[start:s.i], &key) // the document parsed already
 			}
 			s.space()
 			s.i++ // ':'

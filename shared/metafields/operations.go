@@ -73,10 +73,6 @@ type Filter struct {
 	OwnerGiven, Nested bool
 }
 
-func (f *Filter) empty() bool {
-	return len(f.Namespaces) == 0 && f.Key == "" && f.ValueType == "" && f.Created.Empty() && f.Updated.Empty()
-}
-
 func (f *Filter) matches(m *Metafield) bool {
 	for _, ns := range f.Namespaces {
 		if m.Namespace != ns {

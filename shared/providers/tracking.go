@@ -292,7 +292,7 @@ func parseTracking(format string, body []byte) (trackingAnswer, error) {
 	}
 	if raw, ok := obj["success"]; ok && strings.TrimSpace(string(raw)) == "false" {
 		var msg string
-		json.Unmarshal(obj["message"], &msg)
+		_ = json.Unmarshal(obj["message"], &msg) // a message of another type is left out
 		return ans, providerError("fetch_tracking_numbers: the provider answered success false: %q", msg)
 	}
 	raw, ok := obj["tracking_numbers"]
@@ -305,10 +305,9 @@ func parseTracking(format string, body []byte) (trackingAnswer, error) {
 	}
 	for name, v := range numbers {
 		var s string
-		switch err := json.Unmarshal(v, &s); {
-		case err == nil:
+		if err := json.Unmarshal(v, &s); err == nil {
 			set(name, s, true)
-		default: // a JSON integer is taken as its digits
+		} else { // a JSON integer is taken as its digits
 			set(name, string(v), isDigits(string(v)))
 		}
 	}

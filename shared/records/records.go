@@ -125,11 +125,11 @@ func List(ctx context.Context, st store.Store, q store.Query, match Matcher, off
 				out = append(out, *it)
 			}
 			if need == 0 {
-				return Stop
+				return ErrStop
 			}
 			return nil
 		})
-		if err != nil && err != Stop {
+		if err != nil && err != ErrStop {
 			return nil, err
 		}
 		return out, nil
@@ -145,11 +145,11 @@ func List(ctx context.Context, st store.Store, q store.Query, match Matcher, off
 		}
 		out = append(out, *it)
 		if len(out) == limit {
-			return Stop
+			return ErrStop
 		}
 		return nil
 	})
-	if err != nil && err != Stop {
+	if err != nil && err != ErrStop {
 		return nil, err
 	}
 	return out, nil
@@ -315,13 +315,13 @@ func TransactBatches(ctx context.Context, st store.Store, ops []store.Op) error 
 	return nil
 }
 
-// Stop ends an Each early without an error: Each returns it as is, so
+// ErrStop ends an Each early without an error: Each returns it as is, so
 // callers that use it compare and drop it.
-var Stop = errors.New("records: stop")
+var ErrStop = errors.New("records: stop")
 
 // Each calls fn for every item q matches, page by page, following the
 // store's cursors: the one loop over query pages in the service. It stops
-// at fn's first error (Stop included) and returns it.
+// at fn's first error (ErrStop included) and returns it.
 func Each(ctx context.Context, st store.Store, q store.Query, fn func(it *store.Item) error) error {
 	return each(ctx, st, q, nil, fn)
 }

@@ -225,14 +225,14 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 		if byID {
 			best.list = append(best.list, e)
 			if len(best.list) >= want {
-				return records.Stop
+				return records.ErrStop
 			}
 			return nil
 		}
 		best.offer(&e)
 		return nil
 	})
-	if err != nil && !errors.Is(err, records.Stop) {
+	if err != nil && !errors.Is(err, records.ErrStop) {
 		return nil, err
 	}
 	matched := best.sorted()

@@ -125,10 +125,14 @@ func ConsumeImports(ctx context.Context, deps *platform.Deps) {
 		for _, m := range msgs {
 			if err := d.HandleMessage(ctx, m.Body, m.Attempt); err != nil {
 				slog.Warn("theme import will be retried", "attempt", m.Attempt, "error", err.Error())
-				q.Retry(ctx, m, 5*time.Second)
+				if err := q.Retry(ctx, m, 5*time.Second); err != nil {
+					slog.Warn("theme import retry not scheduled: the queue redelivers it", "error", err.Error())
+				}
 				continue
 			}
-			q.Ack(ctx, m)
+			if err := q.Ack(ctx, m); err != nil {
+				slog.Warn("theme import not acknowledged: it may run again (imports are idempotent)", "error", err.Error())
+			}
 		}
 	}
 }

@@ -55,10 +55,10 @@ func (s Service) getOrder(ctx context.Context, id int64) (order, error) {
 		return o, err
 	}
 	// A seeded field of an unexpected type reads as absent.
-	json.Unmarshal(o.raw["name"], &o.Name)
-	json.Unmarshal(o.raw["currency"], &o.Currency)
-	json.Unmarshal(o.raw["financial_status"], &o.Status)
-	json.Unmarshal(o.raw["total_price"], &o.Total)
+	_ = json.Unmarshal(o.raw["name"], &o.Name)
+	_ = json.Unmarshal(o.raw["currency"], &o.Currency)
+	_ = json.Unmarshal(o.raw["financial_status"], &o.Status)
+	_ = json.Unmarshal(o.raw["total_price"], &o.Total)
 	if o.Name == "" {
 		o.Name = "#" + idString(id)
 	}

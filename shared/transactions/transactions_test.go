@@ -369,8 +369,6 @@ func TestConcurrentCapturesAndRefunds(t *testing.T) {
 	}, group)
 }
 
-func id(x map[string]any) int64 { return int64(x["id"].(float64)) }
-
 // A refund is bounded by its parent: the parent's amount less what was
 // refunded from it (issue 25, finding 4). One without parent_id goes to the
 // latest capture or sale that can hold it.

@@ -371,7 +371,7 @@ func renumber(vs []catalog.Variant) {
 // subject is the product as the events log names it.
 func subject(p *catalog.Product) events.Subject {
 	var handle string
-	json.Unmarshal(p.Raw["handle"], &handle)
+	_ = json.Unmarshal(p.Raw["handle"], &handle) // a handle of another type reads as none
 	return events.Subject{Type: events.Product, ID: p.ID, Path: "/products/" + handle, Label: p.Title}
 }
 

@@ -214,7 +214,7 @@ func (s *Store) scan(tx *bolt.Tx, q store.Query, countOnly bool, count *int) ([]
 				end = b
 			}
 		}
-		k, v = c.Seek(end)
+		k, _ = c.Seek(end)
 		if k == nil {
 			k, v = c.Last()
 		} else {

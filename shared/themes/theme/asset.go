@@ -316,13 +316,13 @@ func readBlob(ctx context.Context, st store.Store, rec *AssetRecord) ([]byte, bo
 			return err
 		}
 		if it.SK != chunkSK(n) {
-			return records.Stop
+			return records.ErrStop
 		}
 		content = append(content, c.B...)
 		n++
 		return nil
 	})
-	if err != nil && err != records.Stop {
+	if err != nil && err != records.ErrStop {
 		return nil, false, err
 	}
 	if n != rec.Chunks || int64(len(content)) != rec.Size {

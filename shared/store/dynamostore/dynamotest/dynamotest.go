@@ -45,7 +45,7 @@ func Endpoint(t testing.TB) string {
 var (
 	pickOnce sync.Once
 	picked   string
-	held     *os.File // the slot's lock, held until the process exits
+	held     *os.File //nolint:unused // the slot's lock: kept open (unread) so the lock holds until the process exits
 )
 
 // pick returns the first server whose slot no other process holds, or one
