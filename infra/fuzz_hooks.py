@@ -113,6 +113,9 @@ STATE = (
     # An address's province is looked up in the countries the shop has
     # stored (and their provinces), which the run creates and deletes.
     "is not a known province of the country",
+    # An address's country is looked up by name or code in the ISO 3166
+    # dataset, which the document names in words rather than a 250-value enum.
+    "is not a known country",
 )
 
 # 422 messages of rules that tie two properties of one body together, which

@@ -5,12 +5,13 @@ import (
 	"sync"
 )
 
-// The URL fields' grammar: the document's x-patterns httpURL, httpsURL,
-// callbackURL and redirectTarget, character for character (a test in
-// shared/api compares them), so that what the document refuses the
-// service refuses too. A host is dot-separated labels of letters, digits
-// and inner hyphens; a port is 1 to 65535; path, query and fragment are in
-// URI characters (non-ASCII percent-encoded, as a Location header needs).
+// The URL and e-mail fields' grammar: the document's x-patterns httpURL,
+// httpsURL, callbackURL, redirectTarget and email, character for character
+// (a test in shared/api compares them), so that what the document refuses
+// the service refuses too. A host is dot-separated labels of letters,
+// digits and inner hyphens; a port is 1 to 65535; path, query and fragment
+// are in URI characters (non-ASCII percent-encoded, as a Location header
+// needs).
 const (
 	urlHost     = `[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*`
 	urlPort     = `(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?`
@@ -29,6 +30,12 @@ const (
 	// RedirectTargetPattern: an absolute http(s) URL or an absolute path
 	// (not "//").
 	RedirectTargetPattern = `^(` + urlAbsolute + `|/(` + urlPchar + `(` + urlPchar + `|/)*)?)` + urlTail + `$`
+
+	// EmailPattern: a plain local@domain address, the local part in
+	// RFC 5322's atext with inner dots, the domain dotted labels as a
+	// URL's host (at least two).
+	emailAtext   = `[!#-'*+\-/-9=?A-Z^-~]`
+	EmailPattern = `^` + emailAtext + `+(\.` + emailAtext + `+)*@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$`
 )
 
 // Compiled on first use, not at init: most functions never check a URL,
@@ -37,6 +44,7 @@ var (
 	httpURLRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(HTTPURLPattern) })
 	callbackURLRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(CallbackURLPattern) })
 	redirectTargetRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(RedirectTargetPattern) })
+	emailRE          = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(EmailPattern) })
 )
 
 // IsHTTPURL reports whether s matches HTTPURLPattern.
@@ -50,3 +58,6 @@ func IsCallbackURL(s string) bool { return callbackURLRE().MatchString(s) }
 
 // IsRedirectTarget reports whether s matches RedirectTargetPattern.
 func IsRedirectTarget(s string) bool { return redirectTargetRE().MatchString(s) }
+
+// IsEmail reports whether s matches EmailPattern.
+func IsEmail(s string) bool { return emailRE().MatchString(s) }

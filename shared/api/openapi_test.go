@@ -3565,7 +3565,7 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 	}
 	// The service checks URL fields with the same patterns.
 	for name, p := range map[string]string{"httpURL": admin.HTTPURLPattern, "httpsURL": admin.HTTPSURLPattern,
-		"callbackURL": admin.CallbackURLPattern, "redirectTarget": admin.RedirectTargetPattern} {
+		"callbackURL": admin.CallbackURLPattern, "redirectTarget": admin.RedirectTargetPattern, "email": admin.EmailPattern} {
 		if pats[name] != p {
 			t.Errorf("x-patterns.%s differs from the service's pattern (shared/admin/urls.go)", name)
 		}
