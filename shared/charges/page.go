@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -17,7 +18,10 @@ const PageCSS = `body{font-family:system-ui,sans-serif;background:#f4f5f7;color:
 	`.actions{display:flex;gap:1rem;margin-top:1.5rem}form{margin:0}button{font-size:1rem;padding:.6rem 1.4rem;border-radius:6px;border:1px solid #8c959f;background:#f6f8fa;cursor:pointer}` +
 	`button.accept{background:#1f883d;border-color:#1a7f37;color:#fff}.note{color:#57606a;font-size:.9rem}`
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+// pageTemplate is parsed on first use: only the confirmation page needs it,
+// and no cold start should pay for it.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -45,6 +49,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </body>
 </html>
 `))
+})
 
 type pageData struct {
 	AppName, Name, Price, Trial, Status, Secret, Token, Expires string
@@ -70,7 +75,7 @@ func (c *Charge) Page(appName string, now time.Time) []byte {
 		d.Trial = strconv.FormatInt(c.TrialDays, 10) + " days"
 	}
 	var b bytes.Buffer
-	if err := pageTemplate.Execute(&b, d); err != nil {
+	if err := pageTemplate().Execute(&b, d); err != nil {
 		panic(err) // the template and its data are fixed: a failure is a bug
 	}
 	return b.Bytes()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -25,13 +26,15 @@ type sample struct {
 	Payload  map[string]json.RawMessage `json:"payload"`
 }
 
-var samples = func() map[string]sample {
+// samples decodes samplesJSON on first use: only the local runner's
+// trigger reads them, and no Lambda's cold start should pay for it.
+var samples = sync.OnceValue(func() map[string]sample {
 	var m map[string]sample
 	if err := json.Unmarshal(samplesJSON, &m); err != nil {
 		panic("delivery: samples.json: " + err.Error())
 	}
 	return m
-}()
+})
 
 // Triggered is what a trigger sent, and what the receiver answered (0
 // when nothing answered).
@@ -50,7 +53,7 @@ type Triggered struct {
 func Trigger(ctx context.Context, client *outbound.Client, gen *ids.Generator, topic, address, format string) (Triggered, error) {
 	var v admin.Validation
 	group, _, _ := strings.Cut(topic, "/")
-	s, ok := samples[group]
+	s, ok := samples()[group]
 	switch {
 	case topic == "":
 		v.Add("topic", admin.MsgBlank)

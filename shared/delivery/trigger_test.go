@@ -11,7 +11,7 @@ import (
 func TestEveryTopicHasASample(t *testing.T) {
 	for _, topic := range webhooks.Topics {
 		group, _, _ := strings.Cut(topic, "/")
-		s, ok := samples[group]
+		s, ok := samples()[group]
 		if !ok || s.Resource == "" || len(s.Payload) == 0 {
 			t.Errorf("%s: no sample for %q in samples.json", topic, group)
 			continue

@@ -122,7 +122,7 @@ func New(id int64, code string, next func() int64) Country {
 		c.Name = RestOfWorldName
 		return c
 	}
-	iso := isoByCode[code]
+	iso := isoByCode()[code]
 	c.Name = iso.Name
 	c.Tax, c.TaxName = DefaultTax(code)
 	for _, ip := range iso.Provinces {

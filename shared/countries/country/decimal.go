@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	dec "github.com/storeadmin/adminapi/shared/decimal"
 )
@@ -67,7 +68,7 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 			return errNumberType()
 		}
 		s = strings.TrimSpace(str)
-		if !numberLiteral.MatchString(s) {
+		if !numberLiteral().MatchString(s) {
 			return errNumberType()
 		}
 	case s == "" || !strings.ContainsAny(s[:1], "-0123456789"):
@@ -78,7 +79,10 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 }
 
 // numberLiteral is a JSON number.
-var numberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+// Compiled on first use, not at every cold start.
+var numberLiteral = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+})
 
 // errNumberType is what decoding a non-number reports: a type error, which
 // the HTTP layer turns into 422 "must be a number" naming the field.

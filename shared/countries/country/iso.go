@@ -1,6 +1,9 @@
 package country
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 //go:generate go run ./internal/gen -o iso_gen.go
 
@@ -14,13 +17,15 @@ type isoCountry struct {
 // isoProvince is one ISO 3166-2 subdivision: Code is the part after the hyphen.
 type isoProvince struct{ Code, Name string }
 
-var isoByCode = func() map[string]*isoCountry {
+// isoByCode indexes the dataset by code, on first use: most functions never
+// look a country up, and every cold start would pay for the map.
+var isoByCode = sync.OnceValue(func() map[string]*isoCountry {
 	m := make(map[string]*isoCountry, len(isoCountries))
 	for i := range isoCountries {
 		m[isoCountries[i].Code] = &isoCountries[i]
 	}
 	return m
-}()
+})
 
 // NormalizeCode is a code as stored: trimmed and upper case.
 func NormalizeCode(code string) string { return strings.ToUpper(strings.TrimSpace(code)) }
@@ -28,7 +33,7 @@ func NormalizeCode(code string) string { return strings.ToUpper(strings.TrimSpac
 // Known reports whether code (normalized) is an ISO 3166-1 alpha-2 code of
 // the dataset, or RestOfWorldCode.
 func Known(code string) bool {
-	_, ok := isoByCode[code]
+	_, ok := isoByCode()[code]
 	return ok || code == RestOfWorldCode
 }
 
@@ -46,7 +51,7 @@ func Codes() []string {
 // name; ok is false for anything else (Rest of World included).
 func Lookup(codeOrName string) (code, name string, ok bool) {
 	s := strings.TrimSpace(codeOrName)
-	if c, found := isoByCode[strings.ToUpper(s)]; found && len(s) == 2 {
+	if c, found := isoByCode()[strings.ToUpper(s)]; found && len(s) == 2 {
 		return c.Code, c.Name, true
 	}
 	for i := range isoCountries {
@@ -61,7 +66,7 @@ func Lookup(codeOrName string) (code, name string, ok bool) {
 // (as Lookup returns it) by its code (the part after the hyphen, or the
 // whole "US-KY") or its name, case and surrounding spaces ignored.
 func LookupProvince(countryCode, codeOrName string) (code, name string, ok bool) {
-	c, found := isoByCode[countryCode]
+	c, found := isoByCode()[countryCode]
 	if !found {
 		return "", "", false
 	}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -127,10 +128,14 @@ func Textual(ct string) bool {
 		ct == "application/xml" || ct == "image/svg+xml"
 }
 
-var (
-	headerTag = regexp.MustCompile(`\{\{-?\s*content_for_header\s*-?\}\}`)
-	layoutTag = regexp.MustCompile(`\{\{-?\s*content_for_layout\s*-?\}\}`)
-)
+// layoutTags are the two tags a layout must output, compiled on first use
+// rather than at every cold start.
+var layoutTags = sync.OnceValue(func() [2]*regexp.Regexp {
+	return [2]*regexp.Regexp{
+		regexp.MustCompile(`\{\{-?\s*content_for_header\s*-?\}\}`),
+		regexp.MustCompile(`\{\{-?\s*content_for_layout\s*-?\}\}`),
+	}
+})
 
 // MsgLayout is the 422 message of a layout missing its required tags.
 const MsgLayout = "must contain {{ content_for_header }} and {{ content_for_layout }}"
@@ -142,7 +147,7 @@ func CheckContent(key string, content []byte) string {
 		return fmt.Sprintf("is too large (maximum is %d MB)", MaxAssetSize>>20)
 	}
 	if strings.HasPrefix(key, "layout/") && strings.HasSuffix(key, ".liquid") &&
-		(!headerTag.Match(content) || !layoutTag.Match(content)) {
+		(!layoutTags()[0].Match(content) || !layoutTags()[1].Match(content)) {
 		return MsgLayout
 	}
 	return ""
