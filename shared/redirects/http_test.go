@@ -58,7 +58,9 @@ func (fakeIdentity) AppByToken(_ context.Context, token string) (*admin.App, err
 func (fakeIdentity) Shop(context.Context) (*admin.Shop, error) {
 	return &admin.Shop{ID: 1, Domain: "shop.example", IANATimezone: "UTC"}, nil
 }
-func (fakeIdentity) CursorKey(context.Context) ([]byte, error) { return []byte("0123456789abcdef"), nil }
+func (fakeIdentity) CursorKey(context.Context) ([]byte, error) {
+	return []byte("0123456789abcdef"), nil
+}
 
 func serve(t *testing.T, ops *fakeOps, token, method, target, body string) (*httptest.ResponseRecorder, map[string]any) {
 	t.Helper()
