@@ -324,7 +324,7 @@ func (k keyed) Transact(ctx context.Context, ops ...store.Op) error {
 	}
 	all := append(ops[:len(ops):len(ops)], store.Add(c.key, store.IfPresent, map[string]int64{commitsNum: 1}))
 	err := k.Store.Transact(ctx, all...)
-	if store.FailedOp(err) == len(ops) {
+	if store.FailedOn(err, c.key) {
 		return errClaimGone
 	}
 	return err

@@ -107,8 +107,8 @@ func TestSharedCommitsAnswerEachWrite(t *testing.T) {
 				t.Fatalf("write %d: %v, then read: %v", i, err, getErr)
 			}
 		case 1:
-			if store.FailedOp(err) != 1 || getErr != store.ErrNotFound {
-				t.Fatalf("write %d: %v (want op 1's condition), then read: %v", i, err, getErr)
+			if !store.FailedOn(err, store.Key{PK: "p", SK: "taken"}) || getErr != store.ErrNotFound {
+				t.Fatalf("write %d: %v (want p/taken's condition), then read: %v", i, err, getErr)
 			}
 		case 2:
 			if err == nil || errors.Is(err, store.ErrConditionFailed) || getErr != store.ErrNotFound {
