@@ -289,11 +289,14 @@ func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 	// Leftovers of a large article: their owner is gone, so removing them
 	// later is harmless, and each op is idempotent.
 	// The article's comments go with it, like its leftovers, after it.
-	cops, err := comments.DeleteOfArticleOps(ctx, s.Store, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, append(rest, cops...))
+	records.AfterCommit(ctx, "article's comments and leftovers", func() error {
+		cops, err := comments.DeleteOfArticleOps(ctx, s.Store, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, append(rest, cops...))
+	})
+	return nil
 }
 
 // Authors returns the distinct authors of the shop's articles, sorted.

@@ -330,8 +330,11 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	}
 	// Its collects and leftovers go after it: their collection is gone, so
 	// removing them later is harmless, and each removal is idempotent.
-	if err := collects.DeleteOfCollection(ctx, s.Store, id); err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, rest)
+	records.AfterCommit(ctx, "custom collection's collects and leftovers", func() error {
+		if err := collects.DeleteOfCollection(ctx, s.Store, id); err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, rest)
+	})
+	return nil
 }

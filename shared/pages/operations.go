@@ -211,9 +211,12 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerPage, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, mops)
+	records.AfterCommit(ctx, "page's metafields", func() error {
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerPage, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, mops)
+	})
+	return nil
 }

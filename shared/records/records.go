@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -307,6 +308,20 @@ func TransactBatches(ctx context.Context, st store.Store, ops []store.Op) error 
 		ops = ops[n:]
 	}
 	return nil
+}
+
+// AfterCommit runs the clean-up of a change that has committed (the
+// leftovers of a deleted record: its collects, memberships, metafields,
+// comments, file chunks; idempotent deletes of items whose owner is gone)
+// without failing the request: the change is done, and is answered so.
+// Answering a failed clean-up 503 would make a client's retry meet its own
+// change (a 404 for its own delete) and leave the leftovers all the same.
+// What it could not remove is logged.
+func AfterCommit(ctx context.Context, what string, cleanUp func() error) {
+	if err := cleanUp(); err != nil {
+		slog.WarnContext(ctx, "records: clean-up after a commit failed; its leftovers stay",
+			"request_id", admin.RequestID(ctx), "what", what, "error", err.Error())
+	}
 }
 
 // ErrStop ends an Each early without an error: Each returns it as is, so

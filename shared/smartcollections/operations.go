@@ -330,9 +330,12 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	}
 	// Its memberships and leftovers go after it: the collection is gone,
 	// so removing them later is harmless, and each removal is idempotent.
-	members, err := deleteMembersOps(ctx, s.Store, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, append(members, rest...))
+	records.AfterCommit(ctx, "smart collection's memberships and leftovers", func() error {
+		members, err := deleteMembersOps(ctx, s.Store, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, append(members, rest...))
+	})
+	return nil
 }

@@ -243,13 +243,13 @@ func (s Service) Delete(ctx context.Context, pid, id int64) error {
 		}
 	}
 	// The variant's metafields go after it, as many transactions as they need.
-	mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerVariant, id)
-	if err != nil {
-		return err
-	}
-	if err := records.TransactBatches(ctx, s.Store, mops); err != nil {
-		return err
-	}
+	records.AfterCommit(ctx, "variant's metafields", func() error {
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerVariant, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, mops)
+	})
 	s.productChanged(ctx, pid)
 	return nil
 }
