@@ -19,9 +19,19 @@ import (
 // happened: afterwards no create left two records, no delete of the
 // client's own record answered 404, and no create answered 422 "has
 // already been taken" to the request that created the record.
+//
+// Clients that send an Idempotency-Key (a fresh one per change, kept over
+// its retries) get the same, and never a final 409 "applied, but its
+// answer could not be kept": a create whose commit timed out is answered
+// by its request, and its answer kept and replayed.
 func TestKeylessRetriesNeverDuplicate(t *testing.T) {
+	t.Run("keyless", func(t *testing.T) { retryingClientsSoak(t, false) })
+	t.Run("keyed", func(t *testing.T) { retryingClientsSoak(t, true) })
+}
+
+func retryingClientsSoak(t *testing.T, keyed bool) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		name := strings.TrimPrefix(t.Name(), "TestKeylessRetriesNeverDuplicate/")
+		name := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
 		in := e.InjectFaults(0.3)
 		in.Start()
 		scale := keylessScale[name]
@@ -29,7 +39,7 @@ func TestKeylessRetriesNeverDuplicate(t *testing.T) {
 		clients := make([]*keylessClient, scale[0])
 		var wg sync.WaitGroup
 		for i := range clients {
-			clients[i] = &keylessClient{e: e, id: i, stats: &st}
+			clients[i] = &keylessClient{e: e, id: i, stats: &st, keyed: keyed}
 			wg.Add(1)
 			go func() { defer wg.Done(); clients[i].run(t, scale[1]) }()
 		}
@@ -65,9 +75,9 @@ func TestKeylessRetriesNeverDuplicate(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s, 30%% faults, keyless clients retrying 503: %d creates, %d deletes, %d updates in %d requests (%d answered 503); %d duplicated, %d false 404, %d false 422; faults injected: %d reads, %d writes (%d applied before failing)",
-			name, st.creates.Load(), st.deletes.Load(), st.updates.Load(), st.requests.Load(), st.unavailable.Load(),
-			duplicates, st.false404.Load(), st.false422.Load(), f.Reads, f.Writes, f.Applied)
+		t.Logf("%s, 30%% faults, %s clients retrying 503: %d creates, %d deletes, %d updates in %d requests (%d answered 503, %d 409 in progress); %d duplicated, %d false 404, %d false 422, %d final 409 answer lost; faults injected: %d reads, %d writes (%d applied before failing)",
+			name, map[bool]string{false: "keyless", true: "keyed"}[keyed], st.creates.Load(), st.deletes.Load(), st.updates.Load(), st.requests.Load(), st.unavailable.Load(), st.busy.Load(),
+			duplicates, st.false404.Load(), st.false422.Load(), st.lost.Load(), f.Reads, f.Writes, f.Applied)
 		if f.Writes == 0 || f.Applied == 0 {
 			t.Fatal("no write failed after it was applied: the soak proves nothing")
 		}
@@ -75,13 +85,15 @@ func TestKeylessRetriesNeverDuplicate(t *testing.T) {
 }
 
 type keylessStats struct {
-	creates, deletes, updates, requests, unavailable, false404, false422 atomic.Int64
+	creates, deletes, updates, requests, unavailable, busy, false404, false422, lost atomic.Int64
 }
 
 type keylessClient struct {
 	e     *apitest.Env
 	id    int
 	stats *keylessStats
+	keyed bool // each change under an Idempotency-Key of its own
+	n     int  // changes sent, for their keys
 
 	collections []*keylessRecord
 	redirects   []*keylessRecord
@@ -94,19 +106,33 @@ type keylessRecord struct {
 	deleted bool
 }
 
-// send makes one request until it is answered other than 503, as a
-// keyless client library does.
+// send makes one request until it is answered other than 503 (or, with
+// a key, other than 409 while the first attempt is in progress), as client
+// libraries do.
 func (c *keylessClient) send(t *testing.T, method, path string, body any) *apitest.Response {
-	for {
-		r := c.e.Do(method, path, body)
-		c.stats.requests.Add(1)
-		if r.Status != 503 {
-			if r.Status >= 500 {
-				t.Errorf("%s %s answered %d: %s", method, path, r.Status, r.Body)
-			}
-			return r
+	c.n++
+	key := fmt.Sprintf("keyed-%d-%d", c.id, c.n)
+	for attempt := 0; ; attempt++ {
+		var r *apitest.Response
+		if c.keyed {
+			r = c.e.DoKeyed(key, method, path, body)
+		} else {
+			r = c.e.Do(method, path, body)
 		}
-		c.stats.unavailable.Add(1)
+		c.stats.requests.Add(1)
+		switch {
+		case r.Status == 503:
+			c.stats.unavailable.Add(1)
+			continue
+		case r.Status == 409 && strings.Contains(string(r.Body), "still being processed") && attempt < 50:
+			c.stats.busy.Add(1)
+			continue
+		case r.Status == 409:
+			c.stats.lost.Add(1)
+		case r.Status >= 500:
+			t.Errorf("%s %s answered %d: %s", method, path, r.Status, r.Body)
+		}
+		return r
 	}
 }
 
