@@ -338,7 +338,7 @@ func (s *Store) once(ctx context.Context, ops []store.Op, write func() error) (r
 func (s *Store) transact(tx *bolt.Tx, ops []store.Op) (res, err error) {
 	olds := make([]oldItem, len(ops))
 	for i := range ops {
-		old, err := s.check(tx, i, &ops[i])
+		old, err := s.check(tx, &ops[i])
 		if err != nil {
 			if _, ok := err.(*store.ConditionError); ok {
 				return err, nil
@@ -363,7 +363,7 @@ type oldItem struct {
 
 // check reads the op's item and checks the op's condition on it, writing
 // nothing.
-func (s *Store) check(tx *bolt.Tx, i int, op *store.Op) (oldItem, error) {
+func (s *Store) check(tx *bolt.Tx, op *store.Op) (oldItem, error) {
 	var old oldItem
 	if raw := tx.Bucket(tableBucket).Get(tableKey(op.TargetKey())); raw != nil {
 		it, err := decode(raw)
