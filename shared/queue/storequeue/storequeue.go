@@ -245,7 +245,11 @@ func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 			return nil, fmt.Errorf("storequeue: claim: %w", err)
 		}
 		// Another consumer claimed that one first: claim the others.
+		n := len(claims)
 		claims = slices.DeleteFunc(claims, func(c claim) bool { return c.old == failed || c.receipt == failed })
+		if len(claims) == n {
+			return nil, fmt.Errorf("storequeue: claim failed on %v, no message of its own: %w", failed, err)
+		}
 	}
 	return nil, nil
 }
