@@ -2,8 +2,9 @@
 //
 // Layout: PK and SK (S) are the table keys; GSI1PK/GSI1SK and GSI2PK/GSI2SK
 // (S, omitted when empty) key the indexes GSI1 and GSI2 (projection ALL);
-// v (N) is the Version, d (S) the Data JSON, n_<name> (N) each of Nums, and
-// ttl (N, omitted when 0) the table's TTL attribute. The attribute
+// v (N) is the Version, d (S) the Data JSON, n_<name> (N) each of Nums,
+// ttl (N, omitted when 0) the table's TTL attribute, and tok (S) the request
+// token of the last single-item write (single), never read into an Item. The attribute
 // conversion is hand-written: it runs on every request.
 //
 // DynamoDB deletes expired items lazily, so every read filters them out and
