@@ -78,9 +78,10 @@ var ErrTokenReused = errors.New("store: request token reused for another write")
 // service's unavailability. The budget, stated here once:
 //
 //   - A call that failed for the moment and certainly did not apply
-//     (throttled, conflict, server error; a read) is tried RetryAttempts
-//     times in all.
-//   - A write whose outcome is unknown (MayHaveCommitted: a timeout) is
+//     (throttled, a conflict; any read) is tried RetryAttempts times in
+//     all.
+//   - A write whose outcome is unknown (MayHaveCommitted: a timeout, a
+//     server error, a lost connection, a transaction in progress) is
 //     tried again under its request token until an attempt answers what
 //     happened (success, applied now or before; or a failed condition,
 //     which under the token means it was not applied), ResolveAttempts
@@ -88,15 +89,17 @@ var ErrTokenReused = errors.New("store: request token reused for another write")
 //     stays unresolved, and a request answers 503 after its commit only
 //     then.
 //   - Below it nothing retries: dynamostore turns off the AWS SDK's
-//     retryer and makes one request per call. Above it, records.Retry
-//     retries something else: a failed condition (an optimistic version
-//     race lost), at most records.Attempts times, each a fresh read and a
-//     fresh write under a fresh token.
+//     retryer and makes one request per call (but for removing an
+//     expired item that blocks a write, which is no failure). Above it,
+//     records.Retry retries something else: a failed condition (an
+//     optimistic version race lost), at most records.Attempts times, each
+//     a fresh read and a fresh write under a fresh token.
 //
 // So one store call makes at most ResolveAttempts service requests (one
-// TransactWriteItems each), where it made up to 24 before (the SDK's 3
-// under the adapter's 8 under this layer's 3). Waits are jittered and
-// exponential, capped at MaxRetryWait, and end with the caller's context.
+// TransactWriteItems each), where it made up to 24 adapter tries before
+// (the adapter's 8 under this layer's 3), each up to 3 SDK attempts.
+// Waits are jittered and exponential, capped at MaxRetryWait, and end
+// with the caller's context.
 // What is still unavailable after the last attempt is returned: the
 // request answers 503 and the client retries it.
 func Retrying(s Store) Store { return retrying{s} }
