@@ -102,10 +102,10 @@ browser=TestConfirmationPageInBrowser
 # reader checks that the store answers whole versions, a store property).
 # Every other test runs with -race.
 volume='^TestLargeAssetRoundTrip$'
-# The soak under injected faults runs in both: small under -race, for the
-# detector to watch its concurrent clients, retries and pipeline; at full
+# The soaks under injected faults run in both: small under -race, for the
+# detector to watch their concurrent clients, retries and pipeline; at full
 # size (a few thousand changes, shared/faults/norace_test.go) without it.
-soak='^TestSoakUnderFaults$'
+soak='^(TestSoakUnderFaults|TestKeylessRetriesNeverDuplicate)$'
 volume_packages=(./shared/themes ./shared/faults)
 # The packages that take longest start first, so that none of them starts
 # last and runs alone (as measured by the Slowest tests and package times

@@ -260,7 +260,7 @@ func (s Service) Update(ctx context.Context, cid, id int64, in *Input) (Address,
 			ops = append(ops, put)
 		}
 		err = records.Transact(ctx, s.Store, append(ops, nops...)...)
-		return store.FailedOp(err) >= 0 && store.FailedOp(err) < len(ops), err
+		return store.FailedOnAny(err, ops), err // the address or the default moved
 	})
 	return a, err
 }
@@ -326,7 +326,7 @@ func (s Service) Delete(ctx context.Context, cid int64, ids ...int64) error {
 			return false, err
 		}
 		err = records.Transact(ctx, s.Store, append(ops, nops...)...)
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
 }
 
@@ -364,7 +364,7 @@ func (s Service) SetDefault(ctx context.Context, cid, id int64) (Address, error)
 		}
 		ops := append([]store.Op{put, store.Check(key(cid, id), store.IfVersion, st.versions[id])}, nops...)
 		err = records.Transact(ctx, s.Store, ops...)
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
 	return a, err
 }

@@ -234,7 +234,7 @@ func (m *memStore) Transact(_ context.Context, ops ...store.Op) error {
 		old, ok := m.items[op.TargetKey()]
 		if (op.Cond == store.IfAbsent && ok) || (op.Cond == store.IfPresent && !ok) ||
 			(op.Cond == store.IfVersion && (!ok || old.Version != op.Version)) {
-			return &store.ConditionError{Index: i}
+			return &store.ConditionError{Key: op.TargetKey()}
 		}
 	}
 	for i := range ops {
@@ -267,7 +267,7 @@ func (m *memStore) Transact(_ context.Context, ops ...store.Op) error {
 
 func (m *memStore) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
 	if err := m.Transact(ctx, store.Add(k, c, deltas)); err != nil {
-		if store.FailedOp(err) == 0 {
+		if store.FailedOn(err, k) {
 			return store.Item{}, store.ErrConditionFailed
 		}
 		return store.Item{}, err

@@ -23,7 +23,6 @@ var wallTime = map[string]string{
 	"queue/sqsqueue/sqsqueue.go":     "how long a receive waits for messages",
 	"queue/queuetest/queuetest.go":   "the queue conformance suite's waits",
 	"store/storetest/storetest.go":   "the store conformance suite's waits",
-	"faults/faults.go":               "DynamoDB's ten-minute window of a request token is the AWS service's, not the shop's time",
 }
 
 // No domain code reads wall time (issue 27): a timestamp, an expiry or a

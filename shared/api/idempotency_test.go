@@ -146,8 +146,8 @@ func TestUnavailableStoreAnswers503(t *testing.T) {
 }
 
 // timeoutAfterCommit commits the first transaction that carries a change
-// (more than one op) and then answers as a write that timed out with no
-// request token to make its retry safe.
+// (more than one op) and then answers as a write that timed out: whether
+// it was applied is unknown to the caller.
 type timeoutAfterCommit struct {
 	store.Store
 	done atomic.Bool
@@ -160,20 +160,34 @@ func (s *timeoutAfterCommit) Transact(ctx context.Context, ops ...store.Op) erro
 	return store.Unavailable("timeout", true, errors.New("scripted"))
 }
 
-// A change that committed but was answered 503: its keyed retry does not
-// do it again (and says the answer was lost); an unkeyed retry would.
-func TestCommittedChangeIsNotRepeated(t *testing.T) {
+// A change that committed but timed out is resolved in its request (tried
+// again under its request token, which the store applies once): the
+// request answers what happened, 201 with the record, and a keyed retry
+// replays that answer; nothing is done twice, with a key or without.
+func TestCommittedChangeIsResolved(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		e.Change(func(d *platform.Deps) {
-			d.Store = api.RequestStore(&timeoutAfterCommit{Store: store.Innermost(d.Store)})
-		})
-		e.DoKeyed("once", "POST", "/web/redirects.json", redirect("/once")).Expect(t, 503)
-		r := e.DoKeyed("once", "POST", "/web/redirects.json", redirect("/once")).Expect(t, 409)
-		if !strings.Contains(string(r.Body), "was applied") {
-			t.Fatalf("retry answered %s", r.Body)
-		}
-		if n := redirectsAt(t, e, "/once"); n != 1 {
-			t.Fatalf("%d redirects, want the one committed", n)
+		for _, key := range []string{"once", ""} {
+			path := "/once" + key
+			e.Change(func(d *platform.Deps) {
+				d.Store = api.RequestStore(&timeoutAfterCommit{Store: store.Innermost(d.Store)})
+			})
+			send := func() *apitest.Response {
+				if key == "" {
+					return e.Do("POST", "/web/redirects.json", redirect(path))
+				}
+				return e.DoKeyed(key, "POST", "/web/redirects.json", redirect(path))
+			}
+			first := send().Expect(t, 201)
+			if n := redirectsAt(t, e, path); n != 1 {
+				t.Fatalf("key %q: %d redirects, want the one committed", key, n)
+			}
+			if key == "" {
+				continue
+			}
+			again := send().Expect(t, 201)
+			if string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("retry answered %s (replayed %q), want %s replayed", again.Body, again.Header.Get("Idempotent-Replayed"), first.Body)
+			}
 		}
 	}, api.Redirects)
 }

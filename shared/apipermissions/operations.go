@@ -62,7 +62,7 @@ func (s Service) Uninstall(ctx context.Context) error {
 		ops = append(ops, nops...)
 	}
 	if err := s.Store.Transact(ctx, ops...); err != nil {
-		if store.FailedOp(err) == 0 {
+		if store.FailedOn(err, auth.TokenKey(app.TokenHash)) {
 			return admin.Unauthorized // another uninstall revoked the token first
 		}
 		return err

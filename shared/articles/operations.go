@@ -184,7 +184,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 	var rec record
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
-	claimAt := -1
+	var claim store.Key // the handle or guard the change claims, if any
 	err = records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec = record{}
 		if err := records.Decode(it, &rec); err != nil {
@@ -215,10 +215,11 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 			return nil, errTooLarge
 		}
 		ops := []store.Op{item}
-		claimAt = -1
+		claim = store.Key{}
 		if rec.Handle != old.Handle {
-			claimAt = len(ops)
-			ops = append(ops, handles.Claim(HandleNamespace(blog.ID), rec.Handle, rec.ID), handles.Release(HandleNamespace(blog.ID), old.Handle))
+			claimOp := handles.Claim(HandleNamespace(blog.ID), rec.Handle, rec.ID)
+			claim = claimOp.TargetKey()
+			ops = append(ops, claimOp, handles.Release(HandleNamespace(blog.ID), old.Handle))
 		}
 		ops = append(ops, counterOps(&old.Article, &rec.Article)...)
 		ops = append(ops, records.IndexOps(&item.Item, old.entries(), rec.entries())...)
@@ -234,7 +235,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 		}
 		return ops, nil
 	})
-	if claimAt > 0 && store.FailedOp(err) == claimAt {
+	if store.FailedOn(err, claim) {
 		return Article{}, admin.Invalid("handle", admin.MsgTaken)
 	}
 	if err != nil {
@@ -288,11 +289,14 @@ func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 	// Leftovers of a large article: their owner is gone, so removing them
 	// later is harmless, and each op is idempotent.
 	// The article's comments go with it, like its leftovers, after it.
-	cops, err := comments.DeleteOfArticleOps(ctx, s.Store, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, append(rest, cops...))
+	records.AfterCommit(ctx, "article's comments and leftovers", func() error {
+		cops, err := comments.DeleteOfArticleOps(ctx, s.Store, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, append(rest, cops...))
+	})
+	return nil
 }
 
 // Authors returns the distinct authors of the shop's articles, sorted.

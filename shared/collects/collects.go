@@ -25,6 +25,7 @@ package collects
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -177,15 +178,15 @@ func DeleteOfCollection(ctx context.Context, st store.Store, collectionID int64)
 				ops = append(ops, g...)
 			}
 			err := records.Transact(ctx, st, ops...)
-			i := store.FailedOp(err)
-			if i < 0 {
-				if err != nil {
-					return err
-				}
+			if err == nil {
 				break
 			}
 			// That collect is gone already: drop it and commit the others.
-			gone := i / 3
+			failed, _ := store.FailedKey(err)
+			gone := slices.IndexFunc(batch, func(g []store.Op) bool { return g[0].TargetKey() == failed })
+			if gone < 0 {
+				return err
+			}
 			batch = append(batch[:gone:gone], batch[gone+1:]...)
 		}
 		groups = groups[min(len(groups), perBatch):]

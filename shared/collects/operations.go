@@ -71,25 +71,26 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Co
 	var c Collect
 	err = records.Retry(ctx, func() (bool, error) {
 		c = New(gen.Next(), cid, pid, coll.Nums[collection.CollectSeq]+1, now)
-		const collectAt, guardAt, collectionAt = 0, 1, 3
 		ops := append(LinkOps(&c), store.Op{
 			Kind: store.OpAdd, Key: coll.Key(), Cond: store.IfVersion, Version: coll.Version,
 			Deltas: map[string]int64{collection.ProductsCount: 1, collection.CollectSeq: 1},
 		})
 		err := records.Transact(ctx, st, ops...)
-		switch store.FailedOp(err) {
-		case guardAt:
+		failed, _ := store.FailedKey(err)
+		switch {
+		case err == nil:
+		case failed == GuardKey(cid, pid):
 			return false, admin.Invalid("product_id", MsgDuplicate)
-		case collectAt: // another process drew the same id: draw again
+		case failed == Key(c.ID): // another process drew the same id: draw again
 			return true, err
-		case collectionAt:
+		case failed == collection.Key(cid):
 			// Another write to the collection came first: read it again.
 			if coll, err = readCollection(ctx, st, cid); admin.ErrorCode(err) == admin.ENOTFOUND {
 				return false, admin.Invalid("collection", MsgUnknown) // deleted meanwhile
 			} else if err != nil {
 				return false, err
 			}
-			return true, &store.ConditionError{Index: collectionAt}
+			return true, &store.ConditionError{Key: failed}
 		}
 		return false, err
 	})
@@ -305,12 +306,11 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	}
 	ops := append(unlinkOps(c.ID, c.CollectionID, c.ProductID),
 		store.Add(collection.Key(c.CollectionID), store.IfPresent, map[string]int64{collection.ProductsCount: -1}))
-	const collectAt, collectionAt = 0, 3
 	err = records.Transact(ctx, s.Store, ops...)
-	if store.FailedOp(err) == collectionAt {
-		err = records.Transact(ctx, s.Store, ops[:collectionAt]...)
+	if store.FailedOn(err, collection.Key(c.CollectionID)) {
+		err = records.Transact(ctx, s.Store, unlinkOps(c.ID, c.CollectionID, c.ProductID)...)
 	}
-	if store.FailedOp(err) == collectAt {
+	if store.FailedOn(err, Key(c.ID)) {
 		return admin.NotFound // deleted meanwhile
 	}
 	return err

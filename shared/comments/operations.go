@@ -124,7 +124,6 @@ func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment,
 		return Comment{}, err
 	}
 	c.ArticleID, c.BlogID = article.ID, blog.ID
-	const checkArticle = 1
 	_, err = records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		c.ID = id
 		// created_at is the id's second, so that created_at ranges are id ranges.
@@ -140,7 +139,7 @@ func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment,
 		ev := events.New(s.IDs, subject(id, blog, article), events.Create, excerpt(c.Body), app.Name)
 		return append(ops, events.Ops(ev)...), nil
 	})
-	if store.FailedOp(err) == checkArticle {
+	if store.FailedOn(err, articleKey(article.ID)) {
 		return Comment{}, admin.Invalid("article_id", "does not exist") // deleted meanwhile
 	}
 	if err != nil {

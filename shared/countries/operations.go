@@ -84,7 +84,7 @@ func (s Service) Create(ctx context.Context, in *Input) (country.Country, error)
 		}
 		return c.CreateOps(), nil
 	})
-	if store.FailedOp(err) == 1 {
+	if store.FailedOn(err, country.CodeKey(code)) {
 		return country.Country{}, admin.Invalid("code", admin.MsgTaken)
 	}
 	return c, err

@@ -225,7 +225,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 	var rec collection.Record
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
-	claimAt := -1
+	var claim store.Key // the handle or guard the change claims, if any
 	err := records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
 		var err error
 		if rec, err = collection.Decode(it); err != nil {
@@ -256,10 +256,11 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		}
 		ops := append([]store.Op{put}, collection.StateCountOps(collection.Partition, &old.PublishedAt, &rec.PublishedAt)...)
 		ops = append(ops, records.IndexOps(&put.Item, old.Entries(), rec.Entries())...)
-		claimAt = -1
+		claim = store.Key{}
 		if rec.Handle != old.Handle {
-			claimAt = len(ops)
-			ops = append(ops, handles.Claim(collection.HandleNamespace, rec.Handle, rec.ID), handles.Release(collection.HandleNamespace, old.Handle))
+			claimOp := handles.Claim(collection.HandleNamespace, rec.Handle, rec.ID)
+			claim = claimOp.TargetKey()
+			ops = append(ops, claimOp, handles.Release(collection.HandleNamespace, old.Handle))
 		}
 		ops = append(ops, fileOps...)
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerCustomCollection, rec.ID, in.Metafields, now)
@@ -279,7 +280,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		}
 		return ops, nil
 	})
-	if claimAt > 0 && store.FailedOp(err) == claimAt {
+	if store.FailedOn(err, claim) {
 		return collection.Collection{}, admin.Invalid("handle", admin.MsgTaken)
 	}
 	if err != nil {
@@ -329,8 +330,11 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	}
 	// Its collects and leftovers go after it: their collection is gone, so
 	// removing them later is harmless, and each removal is idempotent.
-	if err := collects.DeleteOfCollection(ctx, s.Store, id); err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, rest)
+	records.AfterCommit(ctx, "custom collection's collects and leftovers", func() error {
+		if err := collects.DeleteOfCollection(ctx, s.Store, id); err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, rest)
+	})
+	return nil
 }

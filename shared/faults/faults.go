@@ -7,17 +7,16 @@
 //
 // Faults come as store.UnavailableError and queue.ErrUnavailable, exactly
 // what the adapters hand on for the real services' failures, so the code
-// that survives them here survives them in AWS. Like DynamoDB, the faulty
-// store applies a transaction at most once per request token
-// (store.WithRequestToken): a retry of a transaction that committed
-// before its timeout succeeds without applying it again.
+// that survives them here survives them in AWS. A write that fails after
+// it was applied, or times out before it, says it may have been applied;
+// the store beneath applies it at most once per request token, as
+// DynamoDB does, so a retry under the token resolves it.
 package faults
 
 import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,18 +30,13 @@ type Injector struct {
 	rate float64
 	on   atomic.Bool
 
-	mu sync.Mutex
-	// committed holds the request tokens of transactions applied before
-	// their injected timeout, for DynamoDB's ten-minute token window.
-	committed map[string]time.Time
-
 	reads, writes, applied, queueCalls atomic.Int64
 }
 
 // New returns an injector failing rate (0..1) of the calls it sees once
 // started.
 func New(rate float64) *Injector {
-	return &Injector{rate: rate, committed: map[string]time.Time{}}
+	return &Injector{rate: rate}
 }
 
 // Start turns faults on; Stop turns them off (a test's final check, the
@@ -91,31 +85,6 @@ func readFault() error {
 	return store.Unavailable("timeout", false, errInjected)
 }
 
-// tokenWindow is how long DynamoDB remembers a ClientRequestToken.
-const tokenWindow = 10 * time.Minute
-
-func (in *Injector) remember(token string) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	now := time.Now() // the token window is the service's own, not the shop's clock
-	for t, at := range in.committed {
-		if now.Sub(at) > tokenWindow {
-			delete(in.committed, t)
-		}
-	}
-	in.committed[token] = now
-}
-
-func (in *Injector) wasCommitted(token string) bool {
-	if token == "" {
-		return false
-	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	_, ok := in.committed[token]
-	return ok
-}
-
 // Store wraps s.
 func (in *Injector) Store(s store.Store) store.Store { return &faultyStore{s, in} }
 
@@ -151,26 +120,33 @@ func (f *faultyStore) Count(ctx context.Context, q store.Query) (int, error) {
 }
 
 func (f *faultyStore) Transact(ctx context.Context, ops ...store.Op) error {
-	token := store.RequestToken(ctx)
 	if !f.in.fail() {
-		if f.in.wasCommitted(token) {
-			return nil // DynamoDB: the same token again succeeds, applied once
-		}
 		return f.Store.Transact(ctx, ops...)
 	}
-	f.in.writes.Add(1)
-	if f.in.wasCommitted(token) {
-		return store.Unavailable("timeout", false, errInjected)
+	return f.writeFault(func() error { return f.Store.Transact(ctx, ops...) })
+}
+
+func (f *faultyStore) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
+	if !f.in.fail() {
+		return f.Store.Add(ctx, k, c, deltas)
 	}
+	return store.Item{}, f.writeFault(func() error {
+		_, err := f.Store.Add(ctx, k, c, deltas)
+		return err
+	})
+}
+
+// writeFault fails a write: after applying it (a timeout after the
+// commit), or before, throttled, cancelled by a conflict or timed out. A
+// timeout leaves the outcome unknown either way.
+func (f *faultyStore) writeFault(write func() error) error {
+	f.in.writes.Add(1)
 	if afterCommit() {
-		if err := f.Store.Transact(ctx, ops...); err != nil {
+		if err := write(); err != nil {
 			return err
 		}
 		f.in.applied.Add(1)
-		if token != "" {
-			f.in.remember(token)
-		}
-		return store.Unavailable("timeout", token == "", errInjected)
+		return store.Unavailable("timeout", true, errInjected)
 	}
 	switch rand.IntN(3) {
 	case 0:
@@ -178,24 +154,7 @@ func (f *faultyStore) Transact(ctx context.Context, ops ...store.Op) error {
 	case 1:
 		return store.Unavailable("conflict", false, errInjected)
 	}
-	// A timeout before the commit: the caller cannot tell it from one
-	// after, unless a token lets it retry safely.
-	return store.Unavailable("timeout", token == "", errInjected)
-}
-
-func (f *faultyStore) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
-	if !f.in.fail() {
-		return f.Store.Add(ctx, k, c, deltas)
-	}
-	f.in.writes.Add(1)
-	if afterCommit() {
-		if _, err := f.Store.Add(ctx, k, c, deltas); err != nil {
-			return store.Item{}, err
-		}
-		f.in.applied.Add(1)
-		return store.Item{}, store.Unavailable("timeout", true, errInjected) // an update has no token
-	}
-	return store.Item{}, store.Unavailable("throttled", false, errInjected)
+	return store.Unavailable("timeout", true, errInjected)
 }
 
 // Queue wraps q, keeping the optional interfaces (queue.Acker,

@@ -6,3 +6,6 @@ package faults_test
 // each client makes: the embedded store takes more, DynamoDB Local (one
 // request at a time) fewer, so that the soak stays seconds of the suite.
 var soakScale = map[string][2]int{"embedded": {8, 300}, "dynamodb": {3, 80}}
+
+// keylessScale: clients and changes each of the keyless soak.
+var keylessScale = map[string][2]int{"embedded": {8, 150}, "dynamodb": {3, 40}}

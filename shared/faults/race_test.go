@@ -6,3 +6,5 @@ package faults_test
 // is there for the detector to watch concurrent clients, retries and the
 // pipeline. make test's volume stage runs it at full size without it.
 var soakScale = map[string][2]int{"embedded": {4, 50}, "dynamodb": {2, 25}}
+
+var keylessScale = map[string][2]int{"embedded": {4, 40}, "dynamodb": {2, 15}}

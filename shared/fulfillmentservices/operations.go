@@ -185,7 +185,7 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 				continue
 			}
 			if err := records.Transact(ctx, st, ops...); err != nil {
-				return store.FailedOp(err) >= 0, err // a service changed meanwhile: read again
+				return errors.Is(err, store.ErrConditionFailed), err // a service changed meanwhile: read again
 			}
 		}
 		return false, nil

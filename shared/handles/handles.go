@@ -150,19 +150,19 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, namespace, 
 				return false, err
 			}
 		}
-		claim := -1
+		var claim *store.Key // set once build made the claim
 		var err error
 		id, err = records.Create(ctx, st, gen, func(id int64) ([]store.Op, error) {
 			ops, err := build(id, handle)
 			if err != nil {
 				return nil, err
 			}
-			claim = len(ops)
-			return append(ops, Claim(namespace, handle, id)), nil
+			c := Claim(namespace, handle, id)
+			k := c.TargetKey()
+			claim = &k
+			return append(ops, c), nil
 		})
-		// claim stays -1 when build failed, which FailedOp also says of any
-		// error that is no failed condition: only a set claim can be taken.
-		taken := claim >= 0 && store.FailedOp(err) == claim
+		taken := claim != nil && store.FailedOn(err, *claim)
 		if taken && explicit != "" {
 			return false, admin.Invalid("handle", admin.MsgTaken)
 		}

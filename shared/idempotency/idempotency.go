@@ -25,7 +25,6 @@ package idempotency
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -72,7 +71,6 @@ type Answer struct {
 type Claim struct {
 	key     store.Key
 	fp      string
-	owner   string // tells this claim from a concurrent repeat's
 	version int64
 	lease   int64
 }
@@ -86,7 +84,6 @@ const (
 
 type record struct {
 	Fingerprint string  `json:"fp"`
-	Owner       string  `json:"owner,omitempty"`
 	State       string  `json:"state"`
 	LeaseUntil  int64   `json:"lease,omitempty"` // unix seconds
 	Answer      *Answer `json:"answer,omitempty"`
@@ -171,18 +168,16 @@ func NewKeeper(st store.Store) *Keeper { return &Keeper{st} }
 // earlier one with the same fingerprint (replay non-nil).
 func (k *Keeper) Begin(ctx context.Context, appID int64, key, fp string) (c *Claim, replay *Answer, err error) {
 	now := admin.ClockFrom(ctx).Now()
-	var nonce [8]byte
-	rand.Read(nonce[:])
-	c = &Claim{key: Key(appID, key), fp: fp, owner: hex.EncodeToString(nonce[:]), version: 1, lease: now.Add(Lease).Unix()}
+	c = &Claim{key: Key(appID, key), fp: fp, version: 1, lease: now.Add(Lease).Unix()}
 	item := func(version int64) store.Item {
 		return store.Item{PK: c.key.PK, SK: c.key.SK, Version: version, ExpiresAt: now.Add(TTL).Unix(),
-			Data: encode(record{Fingerprint: fp, Owner: c.owner, State: processing, LeaseUntil: c.lease})}
+			Data: encode(record{Fingerprint: fp, State: processing, LeaseUntil: c.lease})}
 	}
 	for attempt := 0; attempt < 3; attempt++ {
+		// A claim whose write timed out after it was applied is resolved
+		// by the store (store.Retrying, under the write's request token),
+		// so a client never meets its own claim as another request.
 		err = k.st.Transact(ctx, store.Put(item(1), store.IfAbsent, 0))
-		if errors.Is(err, store.ErrUnavailable) && k.landed(ctx, c) {
-			err = nil // the claim's write timed out after it was applied
-		}
 		if !errors.Is(err, store.ErrConditionFailed) {
 			if err != nil {
 				return nil, nil, err
@@ -223,18 +218,6 @@ func (k *Keeper) Begin(ctx context.Context, appID int64, key, fp string) (c *Cla
 		}
 	}
 	return nil, nil, &InProgressError{RetryAfter: 1}
-}
-
-// landed says whether c's claim is in the store after its write failed:
-// a write that timed out may have been applied, and a client should not
-// meet its own claim as another request in progress.
-func (k *Keeper) landed(ctx context.Context, c *Claim) bool {
-	it, err := k.st.Get(ctx, c.key)
-	if err != nil || it.Version != c.version {
-		return false
-	}
-	var r record
-	return json.Unmarshal(it.Data, &r) == nil && r.Owner == c.owner
 }
 
 // InProgressError answers a repeat while the first request holds the key:
@@ -324,7 +307,7 @@ func (k keyed) Transact(ctx context.Context, ops ...store.Op) error {
 	}
 	all := append(ops[:len(ops):len(ops)], store.Add(c.key, store.IfPresent, map[string]int64{commitsNum: 1}))
 	err := k.Store.Transact(ctx, all...)
-	if store.FailedOp(err) == len(ops) {
+	if store.FailedOn(err, c.key) {
 		return errClaimGone
 	}
 	return err

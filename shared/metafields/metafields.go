@@ -85,11 +85,16 @@ func guardKey(resource string, owner int64, namespace, key string) store.Key {
 // Ref entry that also indexes the metafield: by key (GSI1, in id order)
 // and by updated_at (GSI2), so that those filters read only their matches.
 func (m *Metafield) guard() records.Entry {
-	gk := guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key)
+	gk := m.guardKey()
 	owner := OwnerPartition(m.OwnerResource, m.OwnerID)
 	return records.Entry{Partition: gk.PK, SK: gk.SK, Ref: true,
 		GSI1PK: KeyPartition(m.OwnerResource, m.OwnerID, m.Key), GSI1SK: records.IDSK(m.ID),
 		GSI2PK: records.TimePartition(owner, "updated_at"), GSI2SK: records.TimeSK(m.UpdatedAt.Time, m.ID)}
+}
+
+// guardKey is the key of the metafield's guard.
+func (m *Metafield) guardKey() store.Key {
+	return guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key)
 }
 
 // guardPut writes the guard of m, stored as it.

@@ -261,7 +261,7 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 		it := m.Item(1)
 		return []store.Op{store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), m.countOp(1)}, nil
 	})
-	if store.FailedOp(err) == 1 {
+	if store.FailedOn(err, m.guardKey()) {
 		return Metafield{}, admin.Invalid("key", MsgTaken)
 	}
 	return m, err
@@ -310,7 +310,7 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 		put := records.PutNext(m.Item(it.Version))
 		err = records.Transact(ctx, s.Store, put, m.guardPut(&put.Item, store.Always))
 		out = m
-		return store.FailedOp(err) == 0, err
+		return store.FailedOn(err, put.Item.Key()), err
 	})
 	return out, err
 }
@@ -326,7 +326,7 @@ func (s Service) Delete(ctx context.Context, o *Owner, id int64) error {
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			store.Delete(guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key), store.Always, 0),
 			m.countOp(-1))
-		return store.FailedOp(err) == 0, err
+		return store.FailedOn(err, it.Key()), err
 	})
 }
 

@@ -154,7 +154,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Page, error) {
 func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) {
 	app := admin.AppFrom(ctx)
 	var p Page
-	claimAt := -1
+	var claim store.Key // the handle or guard the change claims, if any
 	err := records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
 		if err := records.Decode(it, &p); err != nil {
 			return nil, err
@@ -173,8 +173,9 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		}
 		ops := p.writeOps(it, &old)
 		if p.Handle != oldHandle {
-			claimAt = len(ops)
-			ops = append(ops, handles.Claim(HandleNamespace, p.Handle, p.ID), handles.Release(HandleNamespace, oldHandle))
+			claimOp := handles.Claim(HandleNamespace, p.Handle, p.ID)
+			claim = claimOp.TargetKey()
+			ops = append(ops, claimOp, handles.Release(HandleNamespace, oldHandle))
 		}
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerPage, p.ID, in.Metafields, now)
 		if err != nil {
@@ -183,7 +184,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		ops = append(ops, mops...)
 		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.UpdateVerb(change), "", app.Name))...), nil
 	})
-	if claimAt > 0 && store.FailedOp(err) == claimAt {
+	if store.FailedOn(err, claim) {
 		return p, admin.Invalid("handle", admin.MsgTaken)
 	}
 	return p, err
@@ -210,9 +211,12 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerPage, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, mops)
+	records.AfterCommit(ctx, "page's metafields", func() error {
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerPage, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, mops)
+	})
+	return nil
 }

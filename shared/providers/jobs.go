@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -97,7 +98,7 @@ func runJob(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fulf
 		t.fail(ctx, job, fmt.Sprintf("variant %d", id), err)
 	}
 	err = d.Store.Transact(ctx, store.Delete(it.Key(), store.IfVersion, it.Version))
-	if err != nil && store.FailedOp(err) < 0 {
+	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		slog.WarnContext(ctx, "providers: deleting a stock job failed", "job", it.SK, "error", err.Error())
 	}
 }

@@ -224,7 +224,7 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		ops = append(ops, nops...)
 		err = records.Transact(ctx, d.Store, ops...)
 		wrote = err == nil
-		return store.FailedOp(err) == 0, err // changed since it was read: read again
+		return store.FailedOn(err, next.Key()), err // changed since it was read: read again
 	})
 	return wrote, err
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -100,7 +101,7 @@ func Create(ctx context.Context, st store.Store, gen *ids.Generator, build func(
 			return false, err
 		}
 		err = Transact(ctx, st, ops...)
-		return store.FailedOp(err) == 0, err
+		return store.FailedOn(err, ops[0].TargetKey()), err
 	})
 	return id, err
 }
@@ -199,7 +200,8 @@ func Get(ctx context.Context, st store.Store, k store.Key, v any) (store.Item, e
 // Update reads the record at k, lets change modify it and returns the ops to
 // commit, and commits them; when a concurrent writer got there first
 // (the record's version moved) it starts over, so changes never interleave.
-// The first op returned must be the IfVersion put of the record.
+// The ops returned must hold the IfVersion put of the record at k: its
+// failed condition (FailedOn k) is the race that starts over.
 func Update(ctx context.Context, st store.Store, k store.Key, change func(it *store.Item) ([]store.Op, error)) error {
 	return Retry(ctx, func() (bool, error) {
 		it, err := st.Get(ctx, k)
@@ -214,7 +216,7 @@ func Update(ctx context.Context, st store.Store, k store.Key, change func(it *st
 			return false, err
 		}
 		err = Transact(ctx, st, ops...)
-		return store.FailedOp(err) == 0, err
+		return store.FailedOn(err, k), err
 	})
 }
 
@@ -238,13 +240,11 @@ func DecodeAll[T any](items []store.Item) ([]T, error) {
 
 // Transact commits ops as one transaction after folding the count-shard
 // adjustments of each partition into one op (two ops may not share a key).
-// A *store.ConditionError still names the index of the op in ops.
 func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 	var kept []store.Op
-	var origin []int
 	var counts map[string]int64
 	var order []string
-	for i, op := range ops {
+	for _, op := range ops {
 		if op.Kind == store.OpAdd && strings.HasPrefix(op.Key.PK, "count#") && op.Cond == store.Always {
 			if counts == nil {
 				counts = map[string]int64{}
@@ -257,7 +257,6 @@ func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 			continue
 		}
 		kept = append(kept, op)
-		origin = append(origin, i)
 	}
 	if counts == nil {
 		return st.Transact(ctx, ops...)
@@ -267,11 +266,7 @@ func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 			kept = append(kept, CountOp(part, counts[part]))
 		}
 	}
-	err := st.Transact(ctx, kept...)
-	if i := store.FailedOp(err); i >= 0 && i < len(origin) {
-		return &store.ConditionError{Index: origin[i]}
-	}
-	return err
+	return st.Transact(ctx, kept...)
 }
 
 // Fits reports whether ops, plus extra more, make one transaction once
@@ -313,6 +308,20 @@ func TransactBatches(ctx context.Context, st store.Store, ops []store.Op) error 
 		ops = ops[n:]
 	}
 	return nil
+}
+
+// AfterCommit runs the clean-up of a change that has committed (the
+// leftovers of a deleted record: its collects, memberships, metafields,
+// comments, file chunks; idempotent deletes of items whose owner is gone)
+// without failing the request: the change is done, and is answered so.
+// Answering a failed clean-up 503 would make a client's retry meet its own
+// change (a 404 for its own delete) and leave the leftovers all the same.
+// What it could not remove is logged.
+func AfterCommit(ctx context.Context, what string, cleanUp func() error) {
+	if err := cleanUp(); err != nil {
+		slog.WarnContext(ctx, "records: clean-up after a commit failed; its leftovers stay",
+			"request_id", admin.RequestID(ctx), "what", what, "error", err.Error())
+	}
 }
 
 // ErrStop ends an Each early without an error: Each returns it as is, so

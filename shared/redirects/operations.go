@@ -110,7 +110,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Redirect, error) {
 			records.CountOp(partition, 1),
 		}, nil
 	})
-	if store.FailedOp(err) == 1 {
+	if store.FailedOn(err, pathKey(rd.Path)) {
 		return rd, admin.Invalid("path", admin.MsgTaken)
 	}
 	return rd, err
@@ -134,7 +134,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Redirect, err
 		}
 		return ops, nil
 	})
-	if store.FailedOp(err) == 1 {
+	if store.FailedOn(err, pathKey(rd.Path)) {
 		return rd, admin.Invalid("path", admin.MsgTaken)
 	}
 	return rd, err

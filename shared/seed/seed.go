@@ -20,6 +20,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -313,25 +314,24 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 			c.Version = 1
 			ops = append(ops, store.Put(c, store.IfAbsent, 0))
 		}
-		settledAt := -1
 		if u.settled != nil {
-			settledAt = len(ops)
 			ops = append(ops, store.Check(*u.settled, store.IfAbsent, 0))
 		}
 		if u.count != "" {
 			ops = append(ops, records.CountOp(u.count, 1))
 		}
 		err := st.Transact(ctx, ops...)
-		switch i := store.FailedOp(err); {
-		case i == 0: // loaded before
+		failed, _ := store.FailedKey(err)
+		switch {
+		case store.FailedOn(err, MarkerKey(u.item.Key())): // loaded before
 			sum.Skipped++
 			return nil
-		case i == 1 || (i >= 0 && i == settledAt):
+		case store.FailedOn(err, u.item.Key()) || u.settled != nil && failed == *u.settled:
 			// Present without a marker (loaded before markers were kept),
 			// or settled by its parent: mark it as loaded, as it is.
 			sum.Skipped++
 			return st.Transact(ctx, markerOp(u.item.Key()))
-		case i >= 2 && i < 2+len(u.with):
+		case slices.ContainsFunc(u.with, func(c store.Item) bool { return c.Key() == failed }):
 			// A companion is there without its record (a partial load
 			// before markers were kept): the record alone.
 			u.with = nil
@@ -419,9 +419,9 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 	now := admin.Now(ctx)
 	for _, ops := range [][]store.Op{collection.FrontpageOps(now), country.RestOfWorldOps(), theme.MainOps(now)} {
 		switch err := st.Transact(ctx, append([]store.Op{markerOp(ops[0].TargetKey())}, ops...)...); {
-		case store.FailedOp(err) == 0:
+		case store.FailedOn(err, MarkerKey(ops[0].TargetKey())):
 			sum.Skipped++
-		case store.FailedOp(err) > 0: // there (or its guard taken) from before markers: mark it
+		case store.FailedOnAny(err, ops): // there (or its guard taken) from before markers: mark it
 			sum.Skipped++
 			if err := st.Transact(ctx, markerOp(ops[0].TargetKey())); err != nil {
 				return nil, sum, err

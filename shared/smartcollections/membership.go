@@ -187,9 +187,9 @@ var errContention = errors.New("smartcollections: membership kept changing concu
 func Reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, productID int64) error {
 	err := records.Retry(ctx, func() (bool, error) {
 		err := reevaluate(ctx, st, gen, productID)
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
-	if store.FailedOp(err) >= 0 {
+	if errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("%w (product %d): %v", errContention, productID, err)
 	}
 	return err
@@ -426,15 +426,17 @@ func recompute(ctx context.Context, st store.Store, gen *ids.Generator, collecti
 			}
 			ops[0] = countAdd(collectionID, delta)
 			err := st.Transact(ctx, ops...)
-			i := store.FailedOp(err)
+			failed, _ := store.FailedKey(err)
+			k := slices.IndexFunc(batch, func(c pchange) bool {
+				return failed == stateKey(c.productID) || failed == MemberKey(collectionID, c.productID)
+			})
 			switch {
 			case err == nil:
 				batch = nil
-			case i == 0 || i == 1:
+			case failed == Key(collectionID) || failed == rulesKey(collectionID):
 				return nil // deleted, or its rules changed again: that change takes over
-			case i > 1:
+			case k >= 0:
 				// This product changed meanwhile: evaluate it afresh on its own.
-				k := (i - 2) / 2
 				if err := Reevaluate(ctx, st, gen, batch[k].productID); err != nil {
 					return err
 				}

@@ -222,7 +222,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 	var rulesChanged bool
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
-	claimAt := -1
+	var claim store.Key // the handle or guard the change claims, if any
 	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		var err error
 		if rec, err = decode(it); err != nil {
@@ -254,10 +254,11 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		ops := []store.Op{put}
 		ops = append(ops, collection.StateCountOps(Partition, &old.PublishedAt, &rec.PublishedAt)...)
 		ops = append(ops, records.IndexOps(&put.Item, old.entries(), rec.entries())...)
-		claimAt = -1
+		claim = store.Key{}
 		if rec.Handle != old.Handle {
-			claimAt = len(ops)
-			ops = append(ops, handles.Claim(HandleNamespace, rec.Handle, rec.ID), handles.Release(HandleNamespace, old.Handle))
+			claimOp := handles.Claim(HandleNamespace, rec.Handle, rec.ID)
+			claim = claimOp.TargetKey()
+			ops = append(ops, claimOp, handles.Release(HandleNamespace, old.Handle))
 		}
 		if rulesChanged {
 			ops = append(ops, rulesPut(rec.ID, rec.Rules, rec.Disjunctive, rec.RulesVersion))
@@ -270,7 +271,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		}
 		return append(ops, nops...), nil
 	})
-	if claimAt > 0 && store.FailedOp(err) == claimAt {
+	if store.FailedOn(err, claim) {
 		return SmartCollection{}, admin.Invalid("handle", admin.MsgTaken)
 	}
 	if err != nil {
@@ -329,9 +330,12 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 	}
 	// Its memberships and leftovers go after it: the collection is gone,
 	// so removing them later is harmless, and each removal is idempotent.
-	members, err := deleteMembersOps(ctx, s.Store, id)
-	if err != nil {
-		return err
-	}
-	return records.TransactBatches(ctx, s.Store, append(members, rest...))
+	records.AfterCommit(ctx, "smart collection's memberships and leftovers", func() error {
+		members, err := deleteMembersOps(ctx, s.Store, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, append(members, rest...))
+	})
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -419,7 +420,7 @@ func TestHandlesSharedWithCustomCollections(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		ctx := t.Context()
 		// The seed may create the frontpage custom collection itself.
-		if err := e.Deps.Store.Transact(ctx, handles.Claim(smartcollections.HandleNamespace, "frontpage", 77)); err != nil && store.FailedOp(err) != 0 {
+		if err := e.Deps.Store.Transact(ctx, handles.Claim(smartcollections.HandleNamespace, "frontpage", 77)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			t.Fatal(err)
 		}
 		if owner, err := handles.Owner(ctx, e.Deps.Store, smartcollections.HandleNamespace, "frontpage"); err != nil || owner == 0 {
@@ -810,7 +811,7 @@ func retryVariant(st store.Store, variantID int64, change func(v *catalog.Varian
 		}
 		change(&v)
 		err = st.Transact(ctx, store.Put(v.Item(it.Version+1), store.IfVersion, it.Version))
-		if store.FailedOp(err) != 0 {
+		if !store.FailedOn(err, it.Key()) {
 			return err
 		}
 	}

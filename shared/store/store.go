@@ -115,7 +115,7 @@ type Store interface {
 	// Count counts the items a query matches (Limit and Cursor ignored).
 	Count(ctx context.Context, q Query) (int, error)
 	// Transact applies all ops or none (at most MaxTransactItems, on distinct
-	// keys). A failed condition returns a *ConditionError naming the op.
+	// keys). A failed condition returns a *ConditionError naming its key.
 	Transact(ctx context.Context, ops ...Op) error
 	// Add atomically adds deltas to an item's Nums, bumps its Version and
 	// returns the item as written.
@@ -141,21 +141,43 @@ var (
 	ErrConditionFailed = errors.New("store: condition failed")
 )
 
-// ConditionError says which op of a transaction failed its condition.
-type ConditionError struct{ Index int }
+// ConditionError names the item whose condition failed: the key, never
+// the op's position, so that callers ask "did the record's put fail?"
+// (FailedOn) and reordering a transaction's ops changes no answer.
+type ConditionError struct{ Key Key }
 
 func (e *ConditionError) Error() string {
-	return fmt.Sprintf("store: condition of op %d failed", e.Index)
+	return fmt.Sprintf("store: condition on %s/%s failed", e.Key.PK, e.Key.SK)
 }
 func (e *ConditionError) Is(target error) bool { return target == ErrConditionFailed }
 
-// FailedOp returns the index of the op whose condition failed, or -1.
-func FailedOp(err error) int {
+// FailedKey returns the key of the item whose condition failed.
+func FailedKey(err error) (Key, bool) {
 	var ce *ConditionError
 	if errors.As(err, &ce) {
-		return ce.Index
+		return ce.Key, true
 	}
-	return -1
+	return Key{}, false
+}
+
+// FailedOn says whether err is the failed condition of the item at k.
+func FailedOn(err error, k Key) bool {
+	f, ok := FailedKey(err)
+	return ok && f == k
+}
+
+// FailedOnAny says whether err is the failed condition of one of ops' items.
+func FailedOnAny(err error, ops []Op) bool {
+	f, ok := FailedKey(err)
+	if !ok {
+		return false
+	}
+	for i := range ops {
+		if ops[i].key() == f {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks the invariants both stores enforce before writing.

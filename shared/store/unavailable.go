@@ -19,16 +19,16 @@ var ErrUnavailable = errors.New("store: unavailable")
 // UnavailableError is a failure of the storage service rather than of the
 // request: throttling, a transaction cancelled by a conflicting one, a
 // timeout, a server error. Adapters turn their service's such errors into
-// it once retrying them inside the adapter did not help (dynamostore), and
-// the fault injector makes them up (shared/faults).
+// it (dynamostore), and the fault injector makes them up (shared/faults);
+// Retrying is the one layer that tries them again.
 type UnavailableError struct {
-	Reason string // "throttled", "conflict", "timeout", "server error"
-	// MayHaveCommitted says a write timed out after it may have been
-	// applied. Retrying it is safe only with the same request token
-	// (WithRequestToken), which an adapter that honours tokens
-	// (DynamoDB's ClientRequestToken: a transaction already committed with
-	// the token succeeds again without being applied twice) says by
-	// leaving this false.
+	Reason string // "throttled", "conflict", "timeout", "server error", "network"
+	// MayHaveCommitted says the write's outcome is unknown: it timed out
+	// or lost its connection after it may have been applied. Retrying
+	// resolves it by trying it again under the same request token, which
+	// every adapter honours (a write applied under a token succeeds again
+	// without being applied twice); false means the write certainly was
+	// not applied.
 	MayHaveCommitted bool
 	Err              error
 }
@@ -48,9 +48,12 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 
 type tokenCtxKey struct{}
 
-// WithRequestToken marks the writes made with ctx as retries of one
-// logical write: an adapter that honours it applies a transaction at most
-// once per token (for DynamoDB's ten-minute window).
+// WithRequestToken marks the writes made with ctx as attempts of one
+// logical write: every adapter applies a Transact or Add at most once per
+// token within TokenWindow, and answers a repeat of an applied one with
+// success (DynamoDB's ClientRequestToken; for a single-item write, the
+// token kept on the item as its owner nonce). Only Retrying makes tokens,
+// one per call, over that call's attempts.
 func WithRequestToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, tokenCtxKey{}, token)
 }
@@ -61,22 +64,51 @@ func RequestToken(ctx context.Context) string {
 	return t
 }
 
-// Retrying wraps s so that a call failing with an UnavailableError is
-// tried again, with jittered backoff, up to RetryAttempts times within the
-// caller's context: a throttled or conflicting moment usually passes in
-// milliseconds, so a request should not fail for it. A write is tried
-// again only when that cannot apply it twice (not MayHaveCommitted); each
-// Transact carries its own request token over its attempts, so an adapter
-// that honours tokens turns a timed-out commit into success on the retry.
-// What is still unavailable after the last attempt is returned as is: the
-// request answers 503 and the client retries, safely with an
-// Idempotency-Key.
+// TokenWindow is how long an adapter remembers a request token: DynamoDB's
+// idempotency window. A write is resolved well within it (a request lasts
+// at most 30 s).
+const TokenWindow = 10 * time.Minute
+
+// ErrTokenReused is an adapter's answer to a request token applied before
+// with other ops (DynamoDB's IdempotentParameterMismatch): a bug of the
+// caller, never a retry of the same write.
+var ErrTokenReused = errors.New("store: request token reused for another write")
+
+// Retrying wraps s with the service's one retry layer for the storage
+// service's unavailability. The budget, stated here once:
+//
+//   - A call that failed for the moment and certainly did not apply
+//     (throttled, a conflict; any read) is tried RetryAttempts times in
+//     all.
+//   - A write whose outcome is unknown (MayHaveCommitted: a timeout, a
+//     server error, a lost connection, a transaction in progress) is
+//     tried again under its request token until an attempt answers what
+//     happened (success, applied now or before; or a failed condition,
+//     which under the token means it was not applied), ResolveAttempts
+//     tries in all: at a 30% fault rate, one uncertain write in 50,000
+//     stays unresolved, and a request answers 503 after its commit only
+//     then.
+//   - Below it nothing retries: dynamostore turns off the AWS SDK's
+//     retryer and makes one request per call (but for removing an
+//     expired item that blocks a write, which is no failure). Above it,
+//     records.Retry retries something else: a failed condition (an
+//     optimistic version race lost), at most records.Attempts times, each
+//     a fresh read and a fresh write under a fresh token.
+//
+// So one store call makes at most ResolveAttempts service requests (one
+// TransactWriteItems each), where it made up to 24 adapter tries before
+// (the adapter's 8 under this layer's 3), each up to 3 SDK attempts.
+// Waits are jittered and exponential, capped at MaxRetryWait, and end
+// with the caller's context.
+// What is still unavailable after the last attempt is returned: the
+// request answers 503 and the client retries it.
 func Retrying(s Store) Store { return retrying{s} }
 
-// RetryAttempts bounds the tries of one call: at a 10% fault rate, three
-// tries leave one call in a thousand failing, and a request of a few calls
-// waits at most about 30 ms more (the backoff below).
-const RetryAttempts = 3
+const (
+	RetryAttempts   = 3
+	ResolveAttempts = 10
+	MaxRetryWait    = 200 * time.Millisecond
+)
 
 type retrying struct{ Store }
 
@@ -84,19 +116,42 @@ type retrying struct{ Store }
 func (r retrying) Unwrap() Store { return r.Store }
 
 // again says whether a call that failed with err on its attempt-th try
-// (from 1) is tried again, after waiting its jittered backoff. A write is
-// tried again only when that cannot apply it twice.
-func again(ctx context.Context, err error, write bool, attempt int) bool {
+// (from 1) is tried again, after waiting its jittered backoff; uncertain
+// says an attempt of this write may have been applied.
+func again(ctx context.Context, err error, uncertain bool, attempt int) bool {
 	var u *UnavailableError
-	if attempt >= RetryAttempts || !errors.As(err, &u) || write && u.MayHaveCommitted {
+	if !errors.As(err, &u) {
+		return false
+	}
+	limit := RetryAttempts
+	if uncertain {
+		limit = ResolveAttempts
+	}
+	if attempt >= limit {
 		return false
 	}
 	select {
 	case <-ctx.Done():
 		return false
-	case <-time.After(time.Duration(mrand.N(int64(5*time.Millisecond) << attempt))):
+	case <-time.After(time.Duration(mrand.N(int64(min(5*time.Millisecond<<attempt, MaxRetryWait))))):
 		return true
 	}
+}
+
+// mayHaveCommitted says whether err leaves a write's outcome unknown.
+func mayHaveCommitted(err error) bool {
+	var u *UnavailableError
+	return errors.As(err, &u) && u.MayHaveCommitted
+}
+
+// unresolved is the error of a write some attempt of which may have been
+// applied, whatever its last attempt said.
+func unresolved(err error, uncertain bool) error {
+	var u *UnavailableError
+	if uncertain && errors.As(err, &u) && !u.MayHaveCommitted {
+		return &UnavailableError{Reason: u.Reason, MayHaveCommitted: true, Err: err}
+	}
+	return err
 }
 
 func (r retrying) Get(ctx context.Context, k Key) (Item, error) {
@@ -124,22 +179,34 @@ func (r retrying) Count(ctx context.Context, q Query) (int, error) {
 }
 
 func (r retrying) Transact(ctx context.Context, ops ...Op) error {
-	if RequestToken(ctx) == "" {
-		ctx = WithRequestToken(ctx, tokenPrefix+strconv.FormatUint(tokenSeq.Add(1), 36))
-	}
+	ctx = withToken(ctx)
 	err := r.Store.Transact(ctx, ops...)
-	for attempt := 1; err != nil && again(ctx, err, true, attempt); attempt++ {
+	uncertain := mayHaveCommitted(err)
+	for attempt := 1; err != nil && again(ctx, err, uncertain, attempt); attempt++ {
 		err = r.Store.Transact(ctx, ops...)
+		uncertain = uncertain || mayHaveCommitted(err)
 	}
-	return err
+	return unresolved(err, uncertain)
 }
 
 func (r retrying) Add(ctx context.Context, k Key, c Cond, deltas map[string]int64) (Item, error) {
+	ctx = withToken(ctx)
 	it, err := r.Store.Add(ctx, k, c, deltas)
-	for attempt := 1; err != nil && again(ctx, err, true, attempt); attempt++ {
+	uncertain := mayHaveCommitted(err)
+	for attempt := 1; err != nil && again(ctx, err, uncertain, attempt); attempt++ {
 		it, err = r.Store.Add(ctx, k, c, deltas)
+		uncertain = uncertain || mayHaveCommitted(err)
 	}
-	return it, err
+	return it, unresolved(err, uncertain)
+}
+
+// withToken gives a write its own request token; a write made under one
+// already (a caller resolving its own write) keeps it.
+func withToken(ctx context.Context) context.Context {
+	if RequestToken(ctx) != "" {
+		return ctx
+	}
+	return WithRequestToken(ctx, tokenPrefix+strconv.FormatUint(tokenSeq.Add(1), 36))
 }
 
 // Request tokens are unique per process (a random prefix) and within it

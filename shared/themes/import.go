@@ -176,7 +176,7 @@ func (s Service) extract(ctx context.Context, id int64, src string) error {
 			return refusal(f.key + " " + msg)
 		}
 		if _, err := theme.Put(ctx, s.Store, id, f.key, content, guard); err != nil {
-			if store.FailedOp(err) == 1 {
+			if store.FailedOn(err, guard.TargetKey()) {
 				return nil // the theme was deleted: finish finds nothing
 			}
 			return err

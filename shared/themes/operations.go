@@ -127,8 +127,9 @@ func (s Service) Create(ctx context.Context, in *Input) (theme.Theme, error) {
 			return false, admin.Invalid("base", MsgTooMany)
 		}
 		set.IDs = append(set.IDs, rec.ID)
-		err = s.Store.Transact(ctx, store.Put(rec.Item(1), store.IfAbsent, 0), putSet(&set, v))
-		return store.FailedOp(err) == 1, err
+		setOp := putSet(&set, v)
+		err = s.Store.Transact(ctx, store.Put(rec.Item(1), store.IfAbsent, 0), setOp)
+		return store.FailedOn(err, setOp.TargetKey()), err
 	})
 	if err != nil {
 		if src == "" {
@@ -177,7 +178,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (theme.Theme, 
 		ops[0] = store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)
 		err = s.Store.Transact(ctx, ops...)
 		out = rec.Theme
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
 	return out, err
 }
@@ -240,7 +241,7 @@ func (s Service) Delete(ctx context.Context, id int64) (theme.Theme, error) {
 			}
 		}
 		err = s.Store.Transact(ctx, store.Delete(it.Key(), store.IfVersion, it.Version), putSet(&set, v))
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
 	if err != nil {
 		return theme.Theme{}, err
@@ -290,7 +291,7 @@ func (s Service) finish(ctx context.Context, id int64) error {
 		rec.UpdatedAt = admin.Now(ctx)
 		ops[0] = store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)
 		err = s.Store.Transact(ctx, ops...)
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
 }
 

@@ -179,14 +179,14 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 		}
 		ops = append(ops, nops...)
 		err = records.Transact(ctx, s.Store, ops...)
-		if store.FailedOp(err) >= 0 {
+		if errors.Is(err, store.ErrConditionFailed) {
 			// Another create of the order (or the id) got there first.
 			o.item.Version = 0
 			return true, err
 		}
 		return false, err
 	})
-	if store.FailedOp(err) >= 0 {
+	if errors.Is(err, store.ErrConditionFailed) {
 		// Attempts spent: the order is too busy to decide now.
 		return Transaction{}, admin.Errorf(admin.EINTERNAL, "the order changed too often to record the transaction")
 	}

@@ -187,7 +187,7 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 		if err == nil {
 			break
 		}
-		if store.FailedOp(err) == 2 {
+		if store.FailedOn(err, claimKey(&v)) {
 			return catalog.Variant{}, errDuplicate(&v)
 		}
 		if !retry(ctx, err, attempt) {
@@ -243,13 +243,13 @@ func (s Service) Delete(ctx context.Context, pid, id int64) error {
 		}
 	}
 	// The variant's metafields go after it, as many transactions as they need.
-	mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerVariant, id)
-	if err != nil {
-		return err
-	}
-	if err := records.TransactBatches(ctx, s.Store, mops); err != nil {
-		return err
-	}
+	records.AfterCommit(ctx, "variant's metafields", func() error {
+		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerVariant, id)
+		if err != nil {
+			return err
+		}
+		return records.TransactBatches(ctx, s.Store, mops)
+	})
 	s.productChanged(ctx, pid)
 	return nil
 }
@@ -433,7 +433,7 @@ func (s Service) productChanged(ctx context.Context, productID int64) {
 // (a condition failed: another writer changed what it read) and waits a
 // little, more the more often it lost.
 func retry(ctx context.Context, err error, attempt int) bool {
-	return store.FailedOp(err) >= 0 && attempt+1 < records.Attempts && records.Wait(ctx, attempt+1) == nil
+	return errors.Is(err, store.ErrConditionFailed) && attempt+1 < records.Attempts && records.Wait(ctx, attempt+1) == nil
 }
 
 // checkImage checks that image_id names one of the product's images.
@@ -504,7 +504,7 @@ func (s Service) adjust(ctx context.Context, id int64, in *Input) (catalog.Varia
 	ops = append(ops, cops...)
 	ops = append(ops, stockJob(ctx, s.IDs, &v)...)
 	err = records.Transact(ctx, s.Store, ops...)
-	if store.FailedOp(err) == 0 {
+	if store.FailedOn(err, catalog.VariantKey(id)) {
 		return v, admin.NotFound // deleted since it was read
 	}
 	if err != nil {
@@ -620,7 +620,7 @@ func (s Service) modify(ctx context.Context, id int64, in *Input, o origin) (cat
 			}
 			return v, true, nil
 		}
-		if reoptioned && store.FailedOp(err) == 1 {
+		if reoptioned && store.FailedOn(err, claimKey(&v)) {
 			return v, false, errDuplicate(&v)
 		}
 		if !retry(ctx, err, attempt) {

@@ -322,9 +322,12 @@ func guardKey(productID int64, k [3]string) store.Key {
 
 // claim is the write claiming v's combination; it fails if taken.
 func claim(v *catalog.Variant) store.Op {
-	k := guardKey(v.ProductID, optionKey(v))
+	k := claimKey(v)
 	return store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(map[string]int64{"id": v.ID})}, store.IfAbsent, 0)
 }
+
+// claimKey is the key of v's claim on its option combination.
+func claimKey(v *catalog.Variant) store.Key { return guardKey(v.ProductID, optionKey(v)) }
 
 // release gives up v's combination (a no-op for a seeded variant, which
 // never claimed it).

@@ -100,7 +100,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 		return wh, err
 	}
 	var err error
-	claimAt := -1
+	var claim store.Key // the handle or guard the change claims, if any
 	if wh.Subscribed, err = outbox.Tick(ctx, s.Store, wh.Topic); err != nil {
 		return wh, err
 	}
@@ -110,10 +110,11 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 		wh.CreatedAt = admin.Time{Time: ids.Time(id)}
 		wh.UpdatedAt = wh.CreatedAt
 		ops := records.WriteOps(wh.item(0), 0, nil, wh.entries())
-		claimAt = len(ops)
-		return append(ops, wh.guardOp(), records.CountOp(Partition(app.ID), 1)), nil
+		claimOp := wh.guardOp()
+		claim = claimOp.TargetKey()
+		return append(ops, claimOp, records.CountOp(Partition(app.ID), 1)), nil
 	})
-	if claimAt > 0 && store.FailedOp(err) == claimAt {
+	if store.FailedOn(err, claim) {
 		return wh, admin.Invalid("address", MsgAddressTaken)
 	}
 	return wh, err
@@ -125,7 +126,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, error) {
 	app := admin.AppFrom(ctx)
 	var wh Webhook
-	claimAt := -1
+	var claim store.Key // the handle or guard the change claims, if any
 	err := records.Update(ctx, s.Store, key(app.ID, id), func(it *store.Item) ([]store.Op, error) {
 		var err error
 		if wh, err = decode(it); err != nil {
@@ -144,12 +145,13 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 		wh.UpdatedAt = admin.Now(ctx)
 		ops := records.WriteOps(wh.item(0), it.Version, old.entries(), wh.entries())
 		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
-			claimAt = len(ops)
-			ops = append(ops, wh.guardOp(), store.Delete(oldGuard, store.Always, 0))
+			claimOp := wh.guardOp()
+			claim = claimOp.TargetKey()
+			ops = append(ops, claimOp, store.Delete(oldGuard, store.Always, 0))
 		}
 		return ops, nil
 	})
-	if claimAt > 0 && store.FailedOp(err) == claimAt {
+	if store.FailedOn(err, claim) {
 		return wh, admin.Invalid("address", MsgAddressTaken)
 	}
 	return wh, err
@@ -227,7 +229,7 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 			}
 			ops = append(ops, records.CountOp(part, -int64(len(items))))
 			if err := records.Transact(ctx, st, ops...); err != nil {
-				return store.FailedOp(err) >= 0, err // a webhook changed meanwhile: read again
+				return errors.Is(err, store.ErrConditionFailed), err // a webhook changed meanwhile: read again
 			}
 		}
 		// The partition is empty: remove the count shards, unless a create
@@ -247,7 +249,7 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 			return true, fmt.Errorf("webhooks: app %d subscribed again while its webhooks were deleted", appID)
 		}
 		err = st.Transact(ctx, ops...)
-		return store.FailedOp(err) >= 0, err
+		return errors.Is(err, store.ErrConditionFailed), err
 	})
 }
 

@@ -142,7 +142,7 @@ func New(id int64, code string, next func() int64) Country {
 func (c *Country) CreateOps() []store.Op {
 	return []store.Op{
 		store.Put(c.Item(1), store.IfAbsent, 0),
-		store.Put(store.Item{PK: CodePartition, SK: c.Code, Version: 1, Data: records.Encode(map[string]int64{"id": c.ID})}, store.IfAbsent, 0),
+		store.Put(store.Item{PK: CodeKey(c.Code).PK, SK: c.Code, Version: 1, Data: records.Encode(map[string]int64{"id": c.ID})}, store.IfAbsent, 0),
 		records.CountOp(Partition, 1),
 	}
 }

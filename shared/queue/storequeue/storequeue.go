@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -208,8 +209,8 @@ func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 	// order spreads them out instead of making all but one lose each race.
 	mrand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	type claim struct {
-		old store.Key
-		r   record
+		old, receipt store.Key
+		r            record
 	}
 	claims := make([]claim, 0, len(items))
 	for i := range items {
@@ -221,7 +222,7 @@ func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 			return nil, fmt.Errorf("storequeue: message %s: %w", items[i].SK, err)
 		}
 		r.Attempt++
-		claims = append(claims, claim{items[i].Key(), r})
+		claims = append(claims, claim{old: items[i].Key(), r: r})
 	}
 	for len(claims) > 0 {
 		// Invisible for the full timeout from the claim.
@@ -231,6 +232,7 @@ func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 		for i := range claims {
 			c := &claims[i]
 			receipt := sk(visible, c.r.ID)
+			c.receipt = store.Key{PK: q.pk, SK: receipt}
 			ops = append(ops, store.Delete(c.old, store.IfPresent, 0), store.Put(q.item(receipt, &c.r), store.IfAbsent, 0))
 			msgs[i] = queue.Message{ID: c.r.ID, Receipt: receipt, Body: c.r.Body, Attempt: c.r.Attempt}
 		}
@@ -238,12 +240,16 @@ func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
 		if err == nil {
 			return msgs, nil
 		}
-		i := store.FailedOp(err)
-		if i < 0 {
+		failed, ok := store.FailedKey(err)
+		if !ok {
 			return nil, fmt.Errorf("storequeue: claim: %w", err)
 		}
 		// Another consumer claimed that one first: claim the others.
-		claims = append(claims[:i/2], claims[i/2+1:]...)
+		n := len(claims)
+		claims = slices.DeleteFunc(claims, func(c claim) bool { return c.old == failed || c.receipt == failed })
+		if len(claims) == n {
+			return nil, fmt.Errorf("storequeue: claim failed on %v, no message of its own: %w", failed, err)
+		}
 	}
 	return nil, nil
 }

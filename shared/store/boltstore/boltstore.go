@@ -20,6 +20,8 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
+var errInProgress = errors.New("boltstore: a write under this request token is being applied")
+
 var (
 	tableBucket = []byte("table")
 	indexBucket = map[string][]byte{store.GSI1: []byte("gsi1"), store.GSI2: []byte("gsi2")}
@@ -32,6 +34,7 @@ type Store struct {
 	db      *bolt.DB
 	now     func() time.Time
 	commits committer
+	tokens  tokens
 }
 
 var _ store.Store = (*Store)(nil)
@@ -275,9 +278,12 @@ func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
 	if err := store.Validate(ops); err != nil {
 		return err
 	}
-	return s.update(func(tx *bolt.Tx) (error, error) {
-		return s.transact(tx, ops)
+	_, err := s.once(ctx, ops, func() error {
+		return s.update(func(tx *bolt.Tx) (error, error) {
+			return s.transact(tx, ops)
+		})
 	})
+	return err
 }
 
 func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[string]int64) (store.Item, error) {
@@ -286,18 +292,42 @@ func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 	if err := store.Validate([]store.Op{op}); err != nil {
 		return out, err
 	}
-	err := s.update(func(tx *bolt.Tx) (error, error) {
-		if res, err := s.transact(tx, []store.Op{op}); res != nil || err != nil {
-			return res, err
-		}
-		var err error
-		out, err = decode(tx.Bucket(tableBucket).Get(tableKey(k)))
-		return nil, err
+	ran, err := s.once(ctx, []store.Op{op}, func() error {
+		return s.update(func(tx *bolt.Tx) (error, error) {
+			if res, err := s.transact(tx, []store.Op{op}); res != nil || err != nil {
+				return res, err
+			}
+			var err error
+			out, err = decode(tx.Bucket(tableBucket).Get(tableKey(k)))
+			return nil, err
+		})
 	})
+	if err == nil && !ran {
+		// Applied before under this token: the item as it is now, as
+		// dynamostore answers it.
+		return s.Get(ctx, k)
+	}
 	if errors.Is(err, store.ErrConditionFailed) {
 		return out, store.ErrConditionFailed
 	}
 	return out, err
+}
+
+// once runs a write at most once per request token (store.WithRequestToken);
+// ran says whether it ran now.
+func (s *Store) once(ctx context.Context, ops []store.Op, write func() error) (ran bool, err error) {
+	token := store.RequestToken(ctx)
+	if token == "" {
+		return true, write()
+	}
+	sum := fingerprint(ops)
+	run, err := s.tokens.begin(token, sum, s.now().Unix())
+	if !run {
+		return false, err
+	}
+	err = write()
+	s.tokens.end(token, sum, s.now().Unix(), err == nil)
+	return true, err
 }
 
 // transact applies ops in tx: first every condition is checked, and only
@@ -308,7 +338,7 @@ func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 func (s *Store) transact(tx *bolt.Tx, ops []store.Op) (res, err error) {
 	olds := make([]oldItem, len(ops))
 	for i := range ops {
-		old, err := s.check(tx, i, &ops[i])
+		old, err := s.check(tx, &ops[i])
 		if err != nil {
 			if _, ok := err.(*store.ConditionError); ok {
 				return err, nil
@@ -333,7 +363,7 @@ type oldItem struct {
 
 // check reads the op's item and checks the op's condition on it, writing
 // nothing.
-func (s *Store) check(tx *bolt.Tx, i int, op *store.Op) (oldItem, error) {
+func (s *Store) check(tx *bolt.Tx, op *store.Op) (oldItem, error) {
 	var old oldItem
 	if raw := tx.Bucket(tableBucket).Get(tableKey(op.TargetKey())); raw != nil {
 		it, err := decode(raw)
@@ -356,7 +386,7 @@ func (s *Store) check(tx *bolt.Tx, i int, op *store.Op) (oldItem, error) {
 		ok = old.live != nil && old.live.Version == op.Version
 	}
 	if !ok {
-		return old, &store.ConditionError{Index: i}
+		return old, &store.ConditionError{Key: op.TargetKey()}
 	}
 	return old, nil
 }

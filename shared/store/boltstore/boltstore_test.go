@@ -107,13 +107,41 @@ func TestSharedCommitsAnswerEachWrite(t *testing.T) {
 				t.Fatalf("write %d: %v, then read: %v", i, err, getErr)
 			}
 		case 1:
-			if store.FailedOp(err) != 1 || getErr != store.ErrNotFound {
-				t.Fatalf("write %d: %v (want op 1's condition), then read: %v", i, err, getErr)
+			if !store.FailedOn(err, store.Key{PK: "p", SK: "taken"}) || getErr != store.ErrNotFound {
+				t.Fatalf("write %d: %v (want p/taken's condition), then read: %v", i, err, getErr)
 			}
 		case 2:
 			if err == nil || errors.Is(err, store.ErrConditionFailed) || getErr != store.ErrNotFound {
 				t.Fatalf("write %d: %v (want bolt's error), then read: %v", i, err, getErr)
 			}
 		}
+	}
+}
+
+// A request token reused for other ops is a caller's bug, refused as
+// DynamoDB refuses it (IdempotentParameterMismatch), and nothing of the
+// second write is applied; a token is forgotten after its window.
+func TestRequestTokenReused(t *testing.T) {
+	s, err := boltstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return now })
+	ctx := store.WithRequestToken(t.Context(), "tok")
+	put := func(sk string) store.Op { return store.Put(store.Item{PK: "p", SK: sk, Version: 1}, store.IfAbsent, 0) }
+	if err := s.Transact(ctx, put("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Transact(ctx, put("b")); !errors.Is(err, store.ErrTokenReused) {
+		t.Fatalf("another write under an applied token: %v, want ErrTokenReused", err)
+	}
+	if _, err := s.Get(t.Context(), store.Key{PK: "p", SK: "b"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused write was applied: %v", err)
+	}
+	now = now.Add(store.TokenWindow + time.Second)
+	if err := s.Transact(ctx, put("b")); err != nil {
+		t.Fatalf("a token past its window: %v", err)
 	}
 }

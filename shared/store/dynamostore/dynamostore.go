@@ -2,8 +2,9 @@
 //
 // Layout: PK and SK (S) are the table keys; GSI1PK/GSI1SK and GSI2PK/GSI2SK
 // (S, omitted when empty) key the indexes GSI1 and GSI2 (projection ALL);
-// v (N) is the Version, d (S) the Data JSON, n_<name> (N) each of Nums, and
-// ttl (N, omitted when 0) the table's TTL attribute. The attribute
+// v (N) is the Version, d (S) the Data JSON, n_<name> (N) each of Nums,
+// ttl (N, omitted when 0) the table's TTL attribute, and tok (S) the request
+// token of the last single-item write (single), never read into an Item. The attribute
 // conversion is hand-written: it runs on every request.
 //
 // DynamoDB deletes expired items lazily, so every read filters them out and
@@ -16,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -43,12 +43,20 @@ const (
 	attrVer    = "v"
 	attrData   = "d"
 	attrTTL    = "ttl"
+	attrOwner  = "tok"
 	numPrefix  = "n_"
 )
 
-// maxAttempts bounds the tries of one write: transaction conflicts and the
-// removal of an expired item that blocks an Add each cost one.
-const maxAttempts = 8
+// expiredAttempts bounds the tries of one write that an expired item
+// blocks (each removes it first). It is not a retry of a failure: the
+// service's unavailability is retried by store.Retrying alone, and each
+// call here makes one request (noRetries).
+const expiredAttempts = 3
+
+// noRetries turns the AWS SDK's retryer off for a call: store.Retrying is
+// the one retry layer (its doc states the budget), and retries stacked
+// beneath it would multiply.
+func noRetries(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} }
 
 type av = types.AttributeValue
 
@@ -62,9 +70,10 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// New returns a Store on table. The client is created once (NewClient) and reused.
+// New returns a Store on table. The client is created once (NewClient) and
+// reused; the Store calls it with the SDK's retryer off (noRetries).
 func New(client *dynamodb.Client, table string) *Store {
-	return &Store{db: client, table: table, now: time.Now}
+	return &Store{db: dynamodb.New(client.Options(), noRetries), table: table, now: time.Now}
 }
 
 // Close does nothing: the client belongs to the caller.
@@ -727,7 +736,7 @@ func (s *Store) add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 	if err := store.Validate([]store.Op{op}); err != nil {
 		return store.Item{}, err
 	}
-	raw, err := s.single(ctx, 0, &op, true)
+	raw, err := s.single(ctx, &op, true)
 	if errors.Is(err, store.ErrConditionFailed) {
 		return store.Item{}, store.ErrConditionFailed
 	}
@@ -752,26 +761,23 @@ func (s *Store) transactOps(ctx context.Context, ops ...store.Op) error {
 		}
 		idx = append(idx, i)
 	}
-	switch len(idx) {
-	case 0:
+	switch {
+	case len(idx) == 0:
 		return nil
-	case 1:
+	case len(idx) == 1 && !ownerless(ctx, &ops[idx[0]]):
 		// One conditional write costs half a transactional one.
-		_, err := s.single(ctx, idx[0], &ops[idx[0]], false)
+		_, err := s.single(ctx, &ops[idx[0]], false)
 		return err
 	}
 	return s.transact(ctx, ops, idx)
 }
 
-// retry waits before attempt (1-based) with full jitter.
-func retryWait(ctx context.Context, attempt int) error {
-	d := min(10*time.Millisecond<<attempt, time.Second)
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(rand.N(d) + time.Millisecond):
-		return nil
-	}
+// ownerless says whether op, written alone, could not tell its own earlier
+// attempt from another writer's: a conditional delete leaves no item to
+// carry its owner, so under a request token it goes as a transaction of
+// one, which DynamoDB applies once per token.
+func ownerless(ctx context.Context, op *store.Op) bool {
+	return op.Kind == store.OpDelete && op.Cond != store.Always && store.RequestToken(ctx) != ""
 }
 
 // creates says whether op, on an expired item, must act as on an absent one
@@ -814,10 +820,57 @@ func (s *Store) removeExpired(ctx context.Context, k store.Key, ttl int64) error
 	return nil
 }
 
-// single runs one op as one plain conditional request. For OpAdd with
-// returnNew it returns the item as written.
-func (s *Store) single(ctx context.Context, i int, op *store.Op, returnNew bool) (map[string]av, error) {
+// owned renders the owner guard of a single-item write under token: the
+// item must not already carry the token, so that an attempt repeating one
+// that was applied fails its condition (and reads the item back, owner
+// included, in the same call) instead of applying twice.
+func (e *expr) owned(c, token string) string {
+	if token == "" {
+		return c
+	}
+	o := e.name(attrOwner)
+	guard := "(attribute_not_exists(" + o + ") OR " + o + " <> " + e.value(":tok", str(token)) + ")"
+	switch {
+	case c == "":
+		return guard
+	case topLevelOr(c):
+		c = "(" + c + ")" // DynamoDB refuses parentheses it deems redundant
+	}
+	return c + " AND " + guard
+}
+
+// topLevelOr says whether c has an OR outside parentheses.
+func topLevelOr(c string) bool {
+	depth := 0
+	for i := 0; i < len(c); i++ {
+		switch c[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ' ':
+			if depth == 0 && strings.HasPrefix(c[i:], " OR ") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mine says whether an item a failed condition returned carries token:
+// this write's own earlier attempt was applied.
+func mine(old map[string]av, token string) bool {
+	v, ok := old[attrOwner].(*types.AttributeValueMemberS)
+	return token != "" && ok && v.Value == token
+}
+
+// single runs one op as one plain conditional request. Under a request
+// token the item carries the token as its owner (attribute tok): a retry
+// of an attempt that was applied meets its own token and succeeds. For
+// OpAdd with returnNew it returns the item as written.
+func (s *Store) single(ctx context.Context, op *store.Op, returnNew bool) (map[string]av, error) {
 	k := op.TargetKey()
+	token := store.RequestToken(ctx)
 	for attempt := 1; ; attempt++ {
 		now := s.now().Unix()
 		var e expr
@@ -825,26 +878,34 @@ func (s *Store) single(ctx context.Context, i int, op *store.Op, returnNew bool)
 		var out map[string]av
 		switch op.Kind {
 		case store.OpCheck:
-			return nil, s.check(ctx, i, op, now)
+			return nil, s.check(ctx, op, now)
 		case store.OpPut:
 			var item map[string]av
 			if item, err = marshal(&op.Item); err != nil {
 				return nil, err
 			}
-			c := e.cond(op, now)
+			if token != "" {
+				item[attrOwner] = str(token)
+			}
+			c := e.owned(e.cond(op, now), token)
 			_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 				TableName: &s.table, Item: item, ConditionExpression: nonEmpty(c),
 				ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 			})
 		case store.OpDelete:
+			// Conditional ones under a token go as transactions (ownerless).
 			c := e.cond(op, now)
 			_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 				TableName: &s.table, Key: keyAttrs(k), ConditionExpression: nonEmpty(c),
 				ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
 			})
 		case store.OpAdd:
-			c := e.cond(op, now)
+			c := e.owned(e.cond(op, now), token)
 			u := e.addUpdate(op.Deltas)
+			if token != "" {
+				u = strings.Replace(u, "SET ", "SET "+e.name(attrOwner)+" = :tok, ", 1)
+			}
 			in := &dynamodb.UpdateItemInput{
 				TableName: &s.table, Key: keyAttrs(k), UpdateExpression: &u, ConditionExpression: nonEmpty(c),
 				ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
@@ -858,41 +919,33 @@ func (s *Store) single(ctx context.Context, i int, op *store.Op, returnNew bool)
 				out = o.Attributes
 			}
 		default:
-			return nil, fmt.Errorf("dynamostore: op %d: unknown kind %d", i, op.Kind)
+			return nil, fmt.Errorf("dynamostore: unknown op kind %d", op.Kind)
 		}
 		if err == nil {
 			return out, nil
 		}
 		var ccf *types.ConditionalCheckFailedException
-		var conflict *types.TransactionConflictException
-		switch {
-		case errors.As(err, &ccf):
-			ttl, blocked, gerr := s.blockedByExpired(ctx, op, ccf.Item)
-			if gerr != nil {
-				return nil, gerr
-			}
-			if !blocked || attempt >= maxAttempts {
-				return nil, &store.ConditionError{Index: i}
-			}
-			if err := s.removeExpired(ctx, k, ttl); err != nil {
-				return nil, err
-			}
-		case errors.As(err, &conflict):
-			// The item is part of a running transaction.
-			if attempt >= maxAttempts {
-				return nil, fmt.Errorf("dynamostore: write %s/%s: %w", k.PK, k.SK, err)
-			}
-			if err := retryWait(ctx, attempt); err != nil {
-				return nil, err
-			}
-		default:
+		if !errors.As(err, &ccf) {
 			return nil, fmt.Errorf("dynamostore: write %s/%s: %w", k.PK, k.SK, err)
+		}
+		if mine(ccf.Item, token) {
+			return ccf.Item, nil // applied by an earlier attempt: as it is now
+		}
+		ttl, blocked, gerr := s.blockedByExpired(ctx, op, ccf.Item)
+		if gerr != nil {
+			return nil, gerr
+		}
+		if !blocked || attempt >= expiredAttempts {
+			return nil, &store.ConditionError{Key: k}
+		}
+		if err := s.removeExpired(ctx, k, ttl); err != nil {
+			return nil, err
 		}
 	}
 }
 
 // check evaluates an OpCheck with one consistent read.
-func (s *Store) check(ctx context.Context, i int, op *store.Op, now int64) error {
+func (s *Store) check(ctx context.Context, op *store.Op, now int64) error {
 	var e expr
 	proj := e.name(attrPK) + ", " + e.name(attrVer) + ", " + e.name(attrTTL)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
@@ -920,13 +973,17 @@ func (s *Store) check(ctx context.Context, i int, op *store.Op, now int64) error
 		}
 	}
 	if !ok {
-		return &store.ConditionError{Index: i}
+		return &store.ConditionError{Key: op.Key}
 	}
 	return nil
 }
 
-// transact runs ops[idx...] as one TransactWriteItems.
+// transact runs ops[idx...] as one TransactWriteItems, under the request
+// token as its ClientRequestToken: DynamoDB applies it once per token
+// within ten minutes, and answers a repeat of an applied one with success.
+// Conflicts and throttling are returned (store.Retrying tries again).
 func (s *Store) transact(ctx context.Context, ops []store.Op, idx []int) error {
+	in := &dynamodb.TransactWriteItemsInput{ClientRequestToken: nonEmpty(store.RequestToken(ctx))}
 	for attempt := 1; ; attempt++ {
 		now := s.now().Unix()
 		items := make([]types.TransactWriteItem, len(idx))
@@ -965,59 +1022,52 @@ func (s *Store) transact(ctx context.Context, ops []store.Op, idx []int) error {
 				}
 			}
 		}
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		in.TransactItems = items
+		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
 			return nil
 		}
-		var tce *types.TransactionCanceledException
-		var tconf *types.TransactionConflictException
-		retry := false
-		switch {
-		case errors.As(err, &tce):
-			type expiredItem struct {
-				i   int
-				k   store.Key
-				ttl int64
-			}
-			var blocked []expiredItem
-			for j, r := range tce.CancellationReasons {
-				if j >= len(idx) {
-					break
-				}
-				switch aws.ToString(r.Code) {
-				case "ConditionalCheckFailed":
-					op := &ops[idx[j]]
-					ttl, exp, gerr := s.blockedByExpired(ctx, op, r.Item)
-					if gerr != nil {
-						return gerr
-					}
-					if !exp {
-						return &store.ConditionError{Index: idx[j]}
-					}
-					blocked = append(blocked, expiredItem{idx[j], op.Key, ttl})
-				case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded":
-					retry = true
-				}
-			}
-			if len(blocked) > 0 && attempt < maxAttempts {
-				for _, b := range blocked {
-					if err := s.removeExpired(ctx, b.k, b.ttl); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if len(blocked) > 0 {
-				return &store.ConditionError{Index: blocked[0].i}
-			}
-		case errors.As(err, &tconf):
-			retry = true
+		var mismatch *types.IdempotentParameterMismatchException
+		if errors.As(err, &mismatch) {
+			// DynamoDB keeps a token only for a transaction it applied, and
+			// the token is this write's alone (store.Retrying makes one per
+			// call); what differs from that attempt is the time the
+			// conditions judge expiry by (:now). So an earlier attempt of
+			// this write was applied.
+			return nil
 		}
-		if !retry || attempt >= maxAttempts {
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
 			return fmt.Errorf("dynamostore: transaction of %d ops: %w", len(ops), err)
 		}
-		if err := retryWait(ctx, attempt); err != nil {
-			return err
+		type expiredItem struct {
+			k   store.Key
+			ttl int64
+		}
+		var blocked []expiredItem
+		for j, r := range tce.CancellationReasons {
+			if j >= len(idx) || aws.ToString(r.Code) != "ConditionalCheckFailed" {
+				continue
+			}
+			op := &ops[idx[j]]
+			ttl, exp, gerr := s.blockedByExpired(ctx, op, r.Item)
+			if gerr != nil {
+				return gerr
+			}
+			if !exp || attempt >= expiredAttempts {
+				return &store.ConditionError{Key: op.TargetKey()}
+			}
+			blocked = append(blocked, expiredItem{op.Key, ttl})
+		}
+		if len(blocked) == 0 {
+			// Cancelled for the moment (conflicts, throttling) or for a
+			// fault of the transaction itself: classify tells which.
+			return fmt.Errorf("dynamostore: transaction of %d ops: %w", len(ops), err)
+		}
+		for _, b := range blocked {
+			if err := s.removeExpired(ctx, b.k, b.ttl); err != nil {
+				return err
+			}
 		}
 	}
 }

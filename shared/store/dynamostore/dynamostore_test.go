@@ -2,9 +2,11 @@ package dynamostore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,9 +137,18 @@ func mapsEqual(a, b map[string]string) bool {
 // ---- without an emulator: a scripted HTTP transport ----
 
 type fakeHTTP struct {
-	mu    sync.Mutex
-	calls map[string]int
-	reply func(target string, n int) (int, string)
+	mu     sync.Mutex
+	calls  map[string]int
+	tokens []string // the ClientRequestToken of each TransactWriteItems
+	reply  func(target string, n int) (int, string)
+}
+
+func (f *fakeHTTP) total() int {
+	n := 0
+	for _, c := range f.calls {
+		n += c
+	}
+	return n
 }
 
 func (f *fakeHTTP) Do(r *http.Request) (*http.Response, error) {
@@ -145,8 +156,13 @@ func (f *fakeHTTP) Do(r *http.Request) (*http.Response, error) {
 	f.mu.Lock()
 	f.calls[target]++
 	n := f.calls[target]
+	req, _ := io.ReadAll(r.Body)
+	if target == "TransactWriteItems" {
+		var in struct{ ClientRequestToken string }
+		json.Unmarshal(req, &in)
+		f.tokens = append(f.tokens, in.ClientRequestToken)
+	}
 	f.mu.Unlock()
-	io.Copy(io.Discard, r.Body)
 	code, body := f.reply(target, n)
 	return &http.Response{
 		StatusCode: code, Status: http.StatusText(code), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -164,7 +180,6 @@ func fakeStore(reply func(target string, n int) (int, string)) (*dynamostore.Sto
 		BaseEndpoint:                    aws.String("http://fake.invalid"),
 		Credentials:                     credentials.NewStaticCredentialsProvider("a", "b", ""),
 		HTTPClient:                      f,
-		Retryer:                         aws.NopRetryer{},
 		DisableValidateResponseChecksum: true,
 	})
 	return dynamostore.New(c, "t"), f
@@ -176,6 +191,7 @@ const (
 	conditionCancel = `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException","Message":"Transaction cancelled",` +
 		`"CancellationReasons":[{"Code":"None"},{"Code":"None"},{"Code":"ConditionalCheckFailed","Message":"failed"}]}`
 	conflictException = `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionConflictException","message":"conflict"}`
+	throttled         = `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"slow down"}`
 )
 
 func twoOps() []store.Op {
@@ -185,62 +201,84 @@ func twoOps() []store.Op {
 	}
 }
 
-func TestTransactionConflictRetried(t *testing.T) {
+// One store call is one request: the SDK's retryer is off even on a
+// client that has one, and conflicts and throttling are handed on at once,
+// certainly not applied, for store.Retrying, the one retry layer, whose
+// budget bounds what a write costs: RetryAttempts requests.
+func TestOneRequestPerCall(t *testing.T) {
+	for _, reply := range []string{conflictCancel, conflictException, throttled} {
+		s, f := fakeStore(func(string, int) (int, string) { return 400, reply })
+		for _, ops := range [][]store.Op{twoOps(), twoOps()[1:]} {
+			clear(f.calls)
+			err := s.Transact(t.Context(), ops...)
+			var u *store.UnavailableError
+			if !errors.As(err, &u) || u.MayHaveCommitted {
+				t.Fatalf("%s: want unavailable, not applied; got %v", reply, err)
+			}
+			if n := f.total(); n != 1 {
+				t.Fatalf("%s: %d requests for one call", reply, n)
+			}
+			clear(f.calls)
+			if err := store.Retrying(s).Transact(t.Context(), ops...); !errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("%s: retried, want unavailable, got %v", reply, err)
+			}
+			if n := f.total(); n != store.RetryAttempts {
+				t.Fatalf("%s: %d requests for one retried call, want %d", reply, n, store.RetryAttempts)
+			}
+		}
+	}
+}
+
+// A transaction whose outcome is unknown (a server error) is tried again
+// under the same ClientRequestToken until an attempt answers; every
+// attempt carries the token.
+func TestUncertainTransactionResolvedUnderItsToken(t *testing.T) {
 	s, f := fakeStore(func(target string, n int) (int, string) {
-		if target == "TransactWriteItems" && n <= 3 {
-			return 400, conflictCancel
+		if n <= 4 {
+			return 500, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`
 		}
 		return 200, `{}`
 	})
-	start := time.Now()
-	if err := s.Transact(t.Context(), twoOps()...); err != nil {
-		t.Fatalf("want success after retries, got %v", err)
+	if err := store.Retrying(s).Transact(t.Context(), twoOps()...); err != nil {
+		t.Fatalf("want success once an attempt answers, got %v", err)
 	}
-	if f.calls["TransactWriteItems"] != 4 {
-		t.Fatalf("%d TransactWriteItems calls, want 4", f.calls["TransactWriteItems"])
+	if n := f.calls["TransactWriteItems"]; n != 5 {
+		t.Fatalf("%d TransactWriteItems calls, want 5", n)
 	}
-	t.Logf("3 retries took %v", time.Since(start))
-}
-
-func TestTransactionConflictGivesUp(t *testing.T) {
-	s, f := fakeStore(func(string, int) (int, string) { return 400, conflictCancel })
-	err := s.Transact(t.Context(), twoOps()...)
-	if err == nil || errors.Is(err, store.ErrConditionFailed) {
-		t.Fatalf("want a non-condition error, got %v", err)
+	if len(f.tokens) != 5 || f.tokens[0] == "" || len(slices.Compact(slices.Clone(f.tokens))) != 1 {
+		t.Fatalf("ClientRequestTokens %q, want one token on every attempt", f.tokens)
 	}
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		t.Fatalf("want the cancellation wrapped, got %v", err)
-	}
-	if n := f.calls["TransactWriteItems"]; n < 3 || n > 20 {
-		t.Fatalf("%d attempts", n)
+	// Past ResolveAttempts it stays unknown, and says so.
+	s, f = fakeStore(func(string, int) (int, string) {
+		return 500, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`
+	})
+	err := store.Retrying(s).Transact(t.Context(), twoOps()...)
+	var u *store.UnavailableError
+	if !errors.As(err, &u) || !u.MayHaveCommitted || f.total() != store.ResolveAttempts {
+		t.Fatalf("%d requests, %v; want %d, may have committed", f.total(), err, store.ResolveAttempts)
 	}
 }
 
-func TestTransactionConditionIndex(t *testing.T) {
+// IdempotentParameterMismatch answers an attempt whose earlier one under
+// the same token was applied (only the expiry time moved): success.
+func TestTokenMismatchIsAnEarlierCommit(t *testing.T) {
+	s, _ := fakeStore(func(string, int) (int, string) {
+		return 400, `{"__type":"com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException","message":"mismatch"}`
+	})
+	if err := s.Transact(store.WithRequestToken(t.Context(), "t1"), twoOps()...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTransactionConditionKey(t *testing.T) {
 	s, f := fakeStore(func(string, int) (int, string) { return 400, conditionCancel })
 	ops := append(twoOps(), store.Check(store.Key{PK: "p", SK: "c"}, store.IfPresent, 0))
 	err := s.Transact(t.Context(), ops...)
-	if store.FailedOp(err) != 2 {
-		t.Fatalf("want op 2 failed, got %v", err)
+	if !store.FailedOn(err, store.Key{PK: "p", SK: "c"}) {
+		t.Fatalf("want p/c's condition failed, got %v", err)
 	}
 	if f.calls["TransactWriteItems"] != 1 {
 		t.Fatalf("condition failure retried: %d calls", f.calls["TransactWriteItems"])
-	}
-}
-
-func TestSingleWriteConflictRetried(t *testing.T) {
-	s, f := fakeStore(func(target string, n int) (int, string) {
-		if n <= 2 {
-			return 400, conflictException
-		}
-		return 200, `{}`
-	})
-	if err := s.Transact(t.Context(), store.Put(store.Item{PK: "p", SK: "a"}, store.IfAbsent, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if f.calls["PutItem"] != 3 {
-		t.Fatalf("%d PutItem calls, want 3", f.calls["PutItem"])
 	}
 }
 
@@ -249,7 +287,7 @@ func TestRetryHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := s.Transact(ctx, twoOps()...)
+	err := store.Retrying(s).Transact(ctx, twoOps()...)
 	if err == nil || time.Since(start) > 2*time.Second {
 		t.Fatalf("err %v after %v", err, time.Since(start))
 	}

@@ -3,21 +3,22 @@ package dynamostore
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
 // The Store methods hand DynamoDB's own failures (throttling, conflicts,
-// server errors, timeouts) on as store.UnavailableError, after the SDK's
-// retries and this adapter's (transact) did not get past them, so that
-// the service answers 503 rather than 500 and says whether a write may
-// have been applied.
+// server errors, timeouts, a lost connection) on as store.UnavailableError
+// at once, saying whether a write may have been applied: store.Retrying,
+// the one retry layer, decides what is tried again.
 
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	it, err := s.get(ctx, k)
@@ -39,9 +40,9 @@ func (s *Store) Add(ctx context.Context, k store.Key, c store.Cond, deltas map[s
 	return it, classify(err, true)
 }
 
-// Transact: the SDK gives each TransactWriteItems call a ClientRequestToken
-// of its own and its retries of a timed-out call reuse it, so a timeout
-// that reaches here outlasted those; whether it committed is unknown.
+// Transact applies ops once per request token (store.WithRequestToken): a
+// transaction as DynamoDB's ClientRequestToken, a single-item write by
+// the token it leaves on the item (single).
 func (s *Store) Transact(ctx context.Context, ops ...store.Op) error {
 	return classify(s.transactOps(ctx, ops...), true)
 }
@@ -52,7 +53,6 @@ var serviceCodes = map[string]string{
 	"ThrottlingException":                    "throttled",
 	"RequestLimitExceeded":                   "throttled",
 	"TransactionConflictException":           "conflict",
-	"TransactionInProgressException":         "conflict",
 	"InternalServerError":                    "server error",
 	"ServiceUnavailable":                     "server error",
 }
@@ -78,9 +78,16 @@ func classify(err error, write bool) error {
 		return store.Unavailable("conflict", false, err)
 	}
 	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "TransactionInProgressException" {
+		// An attempt under the same token is still being applied: its
+		// outcome is not known yet.
+		return store.Unavailable("conflict", write, err)
+	}
 	if errors.As(err, &api) {
 		if reason, ok := serviceCodes[api.ErrorCode()]; ok {
-			return store.Unavailable(reason, false, err)
+			// A server error may come after the write was applied;
+			// throttling and conflicts refuse it.
+			return store.Unavailable(reason, write && reason == "server error", err)
 		}
 	}
 	var resp *awshttp.ResponseError
@@ -90,6 +97,12 @@ func classify(err error, write bool) error {
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 		return store.Unavailable("timeout", write, err)
+	}
+	var send *smithyhttp.RequestSendError
+	if errors.As(err, &send) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// The SDK's retryer used to take these; the request may have
+		// reached DynamoDB.
+		return store.Unavailable("network", write, err)
 	}
 	return err
 }

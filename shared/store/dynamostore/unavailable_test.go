@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,11 +32,32 @@ func TestClassify(t *testing.T) {
 		"item too large":     {canceled("None", "ValidationError"), false},
 		"throughput":         {&types.ProvisionedThroughputExceededException{}, true},
 		"deadline":           {context.DeadlineExceeded, true},
-		"condition":          {&store.ConditionError{Index: 0}, false},
+		"condition":          {&store.ConditionError{Key: store.Key{PK: "p", SK: "s"}}, false},
 		"other":              {errors.New("boom"), false},
 	} {
 		if got := errors.Is(classify(c.err, true), store.ErrUnavailable); got != c.unavailable {
 			t.Errorf("%s: unavailable %v, want %v", name, got, c.unavailable)
+		}
+	}
+}
+
+// A write whose outcome is unknown says so, for store.Retrying to resolve
+// under its token; a refused one does not.
+func TestClassifyUncertain(t *testing.T) {
+	inProgress := &types.TransactionInProgressException{}
+	for name, c := range map[string]struct {
+		err       error
+		uncertain bool
+	}{
+		"in progress": {inProgress, true},
+		"deadline":    {context.DeadlineExceeded, true},
+		"connection":  {&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, true},
+		"conflict":    {&types.TransactionConflictException{}, false},
+		"throttled":   {&types.ProvisionedThroughputExceededException{}, false},
+	} {
+		var u *store.UnavailableError
+		if !errors.As(classify(c.err, true), &u) || u.MayHaveCommitted != c.uncertain {
+			t.Errorf("%s: %v, want unavailable, may have committed %v", name, classify(c.err, true), c.uncertain)
 		}
 	}
 }

@@ -2,11 +2,13 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentReadModifyWrite", testConcurrentRMW},
 		{"ConcurrentTransactions", testConcurrentTransactions},
 		{"LocalClockAndWipe", testLocal},
+		{"RequestTokens", testRequestTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,18 +89,24 @@ func mustMissing(t *testing.T, s store.Store, key store.Key) {
 	}
 }
 
-// wantCond checks that err is a condition failure of op i.
-func wantCond(t *testing.T, err error, i int) {
+// wantCond checks that err is the failed condition of the item at key.
+func wantCond(t *testing.T, err error, key store.Key) {
 	t.Helper()
 	if err == nil {
-		t.Fatalf("want condition failure of op %d, got success", i)
+		t.Fatalf("want condition failure on %v, got success", key)
 	}
 	if !errors.Is(err, store.ErrConditionFailed) {
-		t.Fatalf("want condition failure of op %d, got %v", i, err)
+		t.Fatalf("want condition failure on %v, got %v", key, err)
 	}
-	if got := store.FailedOp(err); got != i {
-		t.Fatalf("want condition failure of op %d, got op %d (%v)", i, got, err)
+	if got, _ := store.FailedKey(err); got != key || !store.FailedOn(err, key) {
+		t.Fatalf("want condition failure on %v, got %v (%v)", key, got, err)
 	}
+}
+
+// failsOn transacts ops and wants them to fail on the condition of ops[i].
+func failsOn(t *testing.T, s store.Store, i int, ops ...store.Op) {
+	t.Helper()
+	wantCond(t, s.Transact(t.Context(), ops...), ops[i].TargetKey())
 }
 
 func ok(t *testing.T, err error) {
@@ -291,16 +300,16 @@ func testSingleConditions(t *testing.T, s store.Store) {
 	it := store.Item{PK: "p", SK: "a", Version: 1, Data: []byte(`{"v":1}`)}
 
 	// Put.
-	wantCond(t, s.Transact(ctx, store.Put(it, store.IfPresent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Put(it, store.IfVersion, 0)), 0)
+	failsOn(t, s, 0, store.Put(it, store.IfPresent, 0))
+	failsOn(t, s, 0, store.Put(it, store.IfVersion, 0))
 	mustMissing(t, s, it.Key())
 	ok(t, s.Transact(ctx, store.Put(it, store.IfAbsent, 0)))
 	sameItem(t, get(t, s, it.Key()), it)
 	it2 := it
 	it2.Version, it2.Data = 2, []byte(`{"v":2}`)
-	wantCond(t, s.Transact(ctx, store.Put(it2, store.IfAbsent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Put(it2, store.IfVersion, 2)), 0)
-	wantCond(t, s.Transact(ctx, store.Put(it2, store.IfVersion, 0)), 0)
+	failsOn(t, s, 0, store.Put(it2, store.IfAbsent, 0))
+	failsOn(t, s, 0, store.Put(it2, store.IfVersion, 2))
+	failsOn(t, s, 0, store.Put(it2, store.IfVersion, 0))
 	sameItem(t, get(t, s, it.Key()), it)
 	ok(t, s.Transact(ctx, store.Put(it2, store.IfVersion, 1)))
 	sameItem(t, get(t, s, it.Key()), it2)
@@ -319,21 +328,21 @@ func testSingleConditions(t *testing.T, s store.Store) {
 	ok(t, s.Transact(ctx, store.Check(it.Key(), store.Always, 0)))
 	ok(t, s.Transact(ctx, store.Check(k("p", "none"), store.IfAbsent, 0)))
 	ok(t, s.Transact(ctx, store.Check(k("p", "none"), store.Always, 0)))
-	wantCond(t, s.Transact(ctx, store.Check(it.Key(), store.IfAbsent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Check(it.Key(), store.IfVersion, 3)), 0)
-	wantCond(t, s.Transact(ctx, store.Check(k("p", "none"), store.IfPresent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Check(k("p", "none"), store.IfVersion, 0)), 0)
+	failsOn(t, s, 0, store.Check(it.Key(), store.IfAbsent, 0))
+	failsOn(t, s, 0, store.Check(it.Key(), store.IfVersion, 3))
+	failsOn(t, s, 0, store.Check(k("p", "none"), store.IfPresent, 0))
+	failsOn(t, s, 0, store.Check(k("p", "none"), store.IfVersion, 0))
 	// An op that cannot fail does not shift the index of one that does.
-	wantCond(t, s.Transact(ctx, store.Check(k("p", "none"), store.Always, 0), store.Check(it.Key(), store.IfAbsent, 0)), 1)
-	wantCond(t, s.Transact(ctx, store.Check(k("p", "none"), store.Always, 0), store.Put(store.Item{PK: "p", SK: "a"}, store.IfAbsent, 0)), 1)
+	failsOn(t, s, 1, store.Check(k("p", "none"), store.Always, 0), store.Check(it.Key(), store.IfAbsent, 0))
+	failsOn(t, s, 1, store.Check(k("p", "none"), store.Always, 0), store.Put(store.Item{PK: "p", SK: "a"}, store.IfAbsent, 0))
 
 	// Delete.
-	wantCond(t, s.Transact(ctx, store.Delete(k("p", "none"), store.IfPresent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Delete(k("p", "none"), store.IfVersion, 0)), 0)
+	failsOn(t, s, 0, store.Delete(k("p", "none"), store.IfPresent, 0))
+	failsOn(t, s, 0, store.Delete(k("p", "none"), store.IfVersion, 0))
 	ok(t, s.Transact(ctx, store.Delete(k("p", "none"), store.Always, 0)))
 	ok(t, s.Transact(ctx, store.Delete(k("p", "none"), store.IfAbsent, 0)))
-	wantCond(t, s.Transact(ctx, store.Delete(it.Key(), store.IfAbsent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Delete(it.Key(), store.IfVersion, 3)), 0)
+	failsOn(t, s, 0, store.Delete(it.Key(), store.IfAbsent, 0))
+	failsOn(t, s, 0, store.Delete(it.Key(), store.IfVersion, 3))
 	sameItem(t, get(t, s, it.Key()), it4)
 	ok(t, s.Transact(ctx, store.Delete(it.Key(), store.IfVersion, 4)))
 	mustMissing(t, s, it.Key())
@@ -370,7 +379,7 @@ func testMultiConditionIndex(t *testing.T, s store.Store) {
 	}
 	for _, c := range cases {
 		err := s.Transact(ctx, c.ops...)
-		t.Run(c.name, func(t *testing.T) { wantCond(t, err, c.fail) })
+		t.Run(c.name, func(t *testing.T) { wantCond(t, err, c.ops[c.fail].TargetKey()) })
 		for _, sk := range []string{"a", "b", "c", "d", "y", "z"} {
 			mustMissing(t, s, k("p", sk))
 		}
@@ -403,7 +412,7 @@ func testAtomicity(t *testing.T, s store.Store) {
 		store.Delete(y.Key(), store.Always, 0),
 		store.Put(store.Item{PK: "p", SK: "z"}, store.IfPresent, 0),
 	)
-	wantCond(t, err, 2)
+	wantCond(t, err, k("p", "z"))
 	sameItem(t, get(t, s, x.Key()), x)
 	sameItem(t, get(t, s, y.Key()), y)
 	mustMissing(t, s, k("p", "z"))
@@ -418,7 +427,7 @@ func testAtomicity(t *testing.T, s store.Store) {
 		store.Put(store.Item{PK: "p", SK: "new"}, store.IfAbsent, 0),
 		store.Check(x.Key(), store.IfVersion, 5),
 	)
-	wantCond(t, err, 2)
+	wantCond(t, err, x.Key())
 	sameItem(t, get(t, s, y.Key()), y)
 	mustMissing(t, s, k("p", "new"))
 
@@ -831,11 +840,11 @@ func testAdd(t *testing.T, s store.Store) {
 		return store.Op{Kind: store.OpAdd, Key: full.Key(), Cond: store.IfVersion, Version: v, Deltas: map[string]int64{"y": -9}}
 	}
 	ok(t, s.Transact(ctx, addV(11)))
-	wantCond(t, s.Transact(ctx, addV(11)), 0)
+	failsOn(t, s, 0, addV(11))
 	full.Version, full.Nums = 12, map[string]int64{"x": 5, "y": 0}
 	sameItem(t, get(t, s, full.Key()), full)
 	ok(t, s.Transact(ctx, store.Add(k("p", "t1"), store.Always, map[string]int64{"n": 1}), addV(12)))
-	wantCond(t, s.Transact(ctx, store.Add(k("p", "t2"), store.Always, map[string]int64{"n": 1}), addV(12)), 1)
+	failsOn(t, s, 1, store.Add(k("p", "t2"), store.Always, map[string]int64{"n": 1}), addV(12))
 	mustMissing(t, s, k("p", "t2"))
 	sameItem(t, get(t, s, k("p", "t1")), store.Item{PK: "p", SK: "t1", Version: 1, Nums: map[string]int64{"n": 1}})
 
@@ -891,11 +900,11 @@ func testExpiry(t *testing.T, s store.Store) {
 	}
 
 	// Conditions see an expired item as absent.
-	wantCond(t, s.Transact(ctx, store.Check(dead.Key(), store.IfPresent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Check(dead.Key(), store.IfVersion, 4)), 0)
-	wantCond(t, s.Transact(ctx, store.Put(dead, store.IfVersion, 4)), 0)
-	wantCond(t, s.Transact(ctx, store.Delete(dead.Key(), store.IfPresent, 0)), 0)
-	wantCond(t, s.Transact(ctx, store.Put(store.Item{PK: "x", SK: "x"}, store.Always, 0), store.Check(dead.Key(), store.IfPresent, 0)), 1)
+	failsOn(t, s, 0, store.Check(dead.Key(), store.IfPresent, 0))
+	failsOn(t, s, 0, store.Check(dead.Key(), store.IfVersion, 4))
+	failsOn(t, s, 0, store.Put(dead, store.IfVersion, 4))
+	failsOn(t, s, 0, store.Delete(dead.Key(), store.IfPresent, 0))
+	failsOn(t, s, 1, store.Put(store.Item{PK: "x", SK: "x"}, store.Always, 0), store.Check(dead.Key(), store.IfPresent, 0))
 	if _, err := s.Add(ctx, dead.Key(), store.IfPresent, map[string]int64{"n": 1}); !errors.Is(err, store.ErrConditionFailed) {
 		t.Fatalf("Add IfPresent on expired: %v", err)
 	}
@@ -961,7 +970,7 @@ func testConcurrentIfAbsent(t *testing.T, s store.Store) {
 		switch {
 		case err == nil:
 			wins.Add(1)
-		case store.FailedOp(err) == 0:
+		case store.FailedOn(err, k("p", "k")):
 		default:
 			errs <- err
 		}
@@ -1098,4 +1107,66 @@ func testLocal(t *testing.T, s store.Store) {
 	}
 	put(t, s, soon)
 	get(t, s, soon.Key())
+}
+
+// testRequestTokens: a write repeated under its request token (a retry of
+// an attempt whose answer was lost) succeeds without being applied again,
+// single-item writes (an owner on the item) and transactions
+// (ClientRequestToken) alike; another writer's item still fails the
+// condition; and a token whose attempt was not applied is not used up.
+func testRequestTokens(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	// DynamoDB remembers tokens across tables for ten minutes: each run
+	// its own.
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	under := func(token string) context.Context { return store.WithRequestToken(ctx, run+token) }
+	twice := func(token string, ops ...store.Op) {
+		t.Helper()
+		ok(t, s.Transact(under(token), ops...))
+		ok(t, s.Transact(under(token), ops...))
+	}
+	n := func(key store.Key) int64 { t.Helper(); return get(t, s, key).Nums["n"] }
+
+	// A transaction.
+	twice("t-txn", store.Put(store.Item{PK: "p", SK: "rec", Version: 1}, store.IfAbsent, 0),
+		store.Add(k("p", "count"), store.Always, map[string]int64{"n": 1}))
+	if got := n(k("p", "count")); got != 1 {
+		t.Fatalf("transaction repeated under its token: count %d, want 1", got)
+	}
+	// Single items: each kind of write, each condition that its own
+	// applied attempt makes fail.
+	twice("t-absent", store.Put(store.Item{PK: "p", SK: "one", Version: 1, Data: []byte(`{"a":1}`)}, store.IfAbsent, 0))
+	twice("t-version", store.Put(store.Item{PK: "p", SK: "one", Version: 2, Data: []byte(`{"a":2}`)}, store.IfVersion, 1))
+	sameItem(t, get(t, s, k("p", "one")), store.Item{PK: "p", SK: "one", Version: 2, Data: []byte(`{"a":2}`)})
+	twice("t-add", store.Add(k("p", "single"), store.Always, map[string]int64{"n": 1}))
+	if got := n(k("p", "single")); got != 1 {
+		t.Fatalf("add repeated under its token: n %d, want 1", got)
+	}
+	for range 2 {
+		it, err := s.Add(under("t-addcall"), k("p", "single"), store.IfPresent, map[string]int64{"n": 10})
+		ok(t, err)
+		if it.Nums["n"] != 11 {
+			t.Fatalf("Add repeated under its token answered %+v, want n 11", it)
+		}
+	}
+	if got := n(k("p", "single")); got != 11 {
+		t.Fatalf("Add repeated under its token: n %d, want 11", got)
+	}
+	twice("t-delete", store.Delete(k("p", "one"), store.IfVersion, 2))
+	mustMissing(t, s, k("p", "one"))
+
+	// Another writer's item is not this write's.
+	failsOn(t, s, 0, store.Put(store.Item{PK: "p", SK: "rec", Version: 1}, store.IfAbsent, 0))
+	wantCond(t, s.Transact(under("t-other"), store.Put(store.Item{PK: "p", SK: "rec", Version: 1}, store.IfAbsent, 0)), k("p", "rec"))
+	wantCond(t, s.Transact(under("t-other2"), store.Delete(k("p", "one"), store.IfPresent, 0)), k("p", "one"))
+
+	// A failed attempt does not use its token up: once the condition
+	// holds, the same write under the same token is applied.
+	op := store.Put(store.Item{PK: "p", SK: "later", Version: 1}, store.IfPresent, 0)
+	wantCond(t, s.Transact(under("t-later"), op), k("p", "later"))
+	put(t, s, store.Item{PK: "p", SK: "later"})
+	ok(t, s.Transact(under("t-later"), op))
+	if get(t, s, k("p", "later")).Version != 1 {
+		t.Fatal("write under a token whose first attempt failed was not applied")
+	}
 }

@@ -257,7 +257,7 @@ func Put(ctx context.Context, st store.Store, themeID int64, key string, content
 			ops = append(ops, chunks...)
 		}
 		err = st.Transact(ctx, ops...)
-		return store.FailedOp(err) == 0, err
+		return store.FailedOn(err, k), err
 	})
 	if err != nil {
 		if large {
@@ -348,7 +348,7 @@ func Delete(ctx context.Context, st store.Store, themeID int64, key string, guar
 		}
 		ops := append([]store.Op{store.Delete(it.Key(), store.IfVersion, it.Version)}, guard...)
 		err = st.Transact(ctx, ops...)
-		return store.FailedOp(err) == 0, err
+		return store.FailedOn(err, it.Key()), err
 	})
 	if err != nil {
 		return err
