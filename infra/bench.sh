@@ -12,6 +12,8 @@
 #   (BenchmarkLocalPipelineSteady), and with one receiver of ten taking 5 s
 #   (BenchmarkLocalPipelineSlowReceiver, the nine others' deliveries);
 # the pipeline's verdicts take the median of the three runs.
+# Then the cold starts of four functions against a hello-world bootstrap
+# (infra/coldstart, target <= 1.15x).
 # Needs only Go: hey is installed into .cache/bin on first use. Both servers
 # listen on free 127.0.0.1 ports and are stopped on exit. Figures are
 # printed, not enforced; BENCH_STRICT=1 makes a missed target fail the run.
@@ -241,6 +243,11 @@ printf '%-44s %29s\n' "1 of 10 receivers 5 s: the 9 others' p99 ms" "$slow_p99_r
 echo
 echo "Go benchmarks (handlers: per request, embedded store unless NoStorage; pipeline: per delivery, or per steady run):"
 awk '$1 ~ /^Benchmark/' "$tmp/gobench.txt" "$tmp/pipebench.txt" | sed 's/^/  /'
+echo
+echo "Cold start: exec to the first answer under a fake Lambda Runtime API, median of interleaved rounds, over a hello-world bootstrap (target <= 1.15)"
+if ! go run ./infra/coldstart -rounds "${BENCH_COLD_ROUNDS:-30}" -max 1.15 functions/redirects functions/metafields functions/collections functions/shopify-paths | sed 's/^/  /'; then
+	missed=$((missed + 1))
+fi
 
 if ((missed > 0)); then
 	echo

@@ -63,7 +63,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	go http.Serve(ln, rt)
+	go func() { _ = http.Serve(ln, rt) }() // ends with the process
 	times := map[string][]time.Duration{}
 	for range *rounds {
 		order := slices.Clone(names)
@@ -126,7 +126,7 @@ func (rt *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Lambda-Runtime-Aws-Request-Id", "req-1")
 		h.Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(time.Minute).UnixMilli()))
 		h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:1:function:coldstart")
-		io.WriteString(w, event)
+		_, _ = io.WriteString(w, event)
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/response"):
 		b, _ := io.ReadAll(r.Body)
 		rt.done <- answer{at: time.Now(), body: string(b)}
@@ -154,7 +154,7 @@ func (rt *runtime) invoke(bin, addr string) (time.Duration, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	select {
 	case a := <-rt.done:
 		if a.err {
