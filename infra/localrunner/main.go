@@ -141,7 +141,7 @@ func run() error {
 	pipelineDone.Add(4)
 	go func() {
 		defer pipelineDone.Done()
-		themes.ConsumeImports(pipeline, deps.Deps)
+		themes.NewService(deps.Deps).ConsumeImports(pipeline)
 	}()
 	go func() {
 		defer pipelineDone.Done()

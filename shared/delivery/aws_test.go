@@ -21,7 +21,6 @@ import (
 	cfg "github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqstest"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
@@ -42,15 +41,12 @@ type awsPipeline struct {
 }
 
 func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeline) {
-	old := queue.Visibility
-	queue.Visibility = 2 * time.Second
-	t.Cleanup(func() { queue.Visibility = old })
-
 	ddb := dynamotest.Client(t)
 	table := dynamotest.NewTableWithStream(t)
 	st := dynamostore.New(ddb, table)
 	queueURL := sqstest.NewQueue(t)
 	q := sqsqueue.New(sqstest.Client(t), queueURL)
+	q.UseVisibility(2 * time.Second)
 	e := apitest.New(t, st, append([]api.Group{api.Webhooks}, groups...)...)
 	e.Change(func(d *platform.Deps) { d.Queue = q })
 

@@ -151,10 +151,14 @@ func fire(t *testing.T, e *apitest.Env, topic string, payload map[string]any, op
 	}
 }
 
-func shortVisibility(t *testing.T) {
-	old := queue.Visibility
-	queue.Visibility = time.Second
-	t.Cleanup(func() { queue.Visibility = old })
+// shortVisibility makes e's delivery queue redeliver an unacked message
+// after a second; call it before the pipeline starts.
+func shortVisibility(t *testing.T, e *apitest.Env) {
+	q, ok := e.Deps.Queue.(interface{ UseVisibility(time.Duration) })
+	if !ok {
+		t.Fatalf("the delivery queue %T has no UseVisibility", e.Deps.Queue)
+	}
+	q.UseVisibility(time.Second)
 }
 
 func TestDeliveriesAreSignedAndComplete(t *testing.T) {
@@ -393,8 +397,8 @@ func TestSlowReceiverAmongTen(t *testing.T) {
 
 // Stopping the dispatcher mid-batch loses nothing: unacked messages come back.
 func TestNothingLostWhenStoppedMidBatch(t *testing.T) {
-	shortVisibility(t)
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		shortVisibility(t, e)
 		rc := newReceiver(t)
 		rc.wait = 200 * time.Millisecond
 		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)

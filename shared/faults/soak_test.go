@@ -19,7 +19,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
-	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 )
 
 // TestSoakUnderFaults: concurrent clients make mixed creates, updates and
@@ -32,12 +32,10 @@ import (
 // not commit, and the deliveries of one notification share one id and one
 // body.
 func TestSoakUnderFaults(t *testing.T) {
-	old := queue.Visibility
-	queue.Visibility = time.Second // a delivery whose ack failed comes back soon
-	t.Cleanup(func() { queue.Visibility = old })
 	for _, s := range apitest.Stores {
 		t.Run(s.Name, func(t *testing.T) {
 			e := apitest.New(t, s.Open(t), api.Redirects, api.Collections, api.Webhooks)
+			e.Deps.Queue.(*storequeue.Queue).UseVisibility(time.Second) // a delivery whose ack failed comes back soon
 			rc := newReceiver(t)
 			for _, topic := range []string{"collections/create", "collections/update", "collections/delete"} {
 				e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": topic, "address": rc.URL}}).Expect(t, 201)

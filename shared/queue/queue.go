@@ -72,10 +72,10 @@ type Acker interface {
 	AckAll(ctx context.Context, ms []Message) []error
 }
 
-// Visibility is how long a received, unacked message stays invisible before
-// it is redelivered. Implementations read it when a queue is created (New),
-// so tests may shorten it before creating theirs.
-var Visibility = 60 * time.Second
+// DefaultVisibility is how long a received, unacked message stays invisible
+// before it is redelivered, unless a queue is told otherwise (its
+// UseVisibility, which tests call before using it).
+const DefaultVisibility = 60 * time.Second
 
 // Limits of the interface, those of SQS so that both implementations agree.
 const (

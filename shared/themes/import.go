@@ -15,7 +15,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
-	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
@@ -30,9 +29,9 @@ const (
 	MaxImportAttempts = 5
 )
 
-// DownloadTimeout bounds the zip download (besides the outbound client's
-// own limits); tests shorten it.
-var DownloadTimeout = 60 * time.Second
+// DefaultDownloadTimeout bounds the zip download (besides the outbound
+// client's own limits) unless Service.DownloadTimeout says otherwise.
+const DefaultDownloadTimeout = 60 * time.Second
 
 // importBuckets are the folders of a zip that are extracted; anything
 // else in the zip is ignored.
@@ -106,10 +105,10 @@ func (s Service) HandleMessage(ctx context.Context, body []byte, attempt int) er
 	return err
 }
 
-// ConsumeImports runs the import jobs of q until ctx ends: the local
+// ConsumeImports runs the import jobs of ThemeImports until ctx ends: the local
 // runner's theme-import function.
-func ConsumeImports(ctx context.Context, deps *platform.Deps) {
-	d, q := NewService(deps), deps.ThemeImports
+func (s Service) ConsumeImports(ctx context.Context) {
+	q := s.ThemeImports
 	for ctx.Err() == nil {
 		msgs, err := q.Receive(ctx, 1, time.Second)
 		if err != nil {
@@ -123,7 +122,7 @@ func ConsumeImports(ctx context.Context, deps *platform.Deps) {
 			continue
 		}
 		for _, m := range msgs {
-			if err := d.HandleMessage(ctx, m.Body, m.Attempt); err != nil {
+			if err := s.HandleMessage(ctx, m.Body, m.Attempt); err != nil {
 				slog.Warn("theme import will be retried", "attempt", m.Attempt, "error", err.Error())
 				if err := q.Retry(ctx, m, 5*time.Second); err != nil {
 					slog.Warn("theme import retry not scheduled: the queue redelivers it", "error", err.Error())
@@ -139,7 +138,11 @@ func ConsumeImports(ctx context.Context, deps *platform.Deps) {
 
 // extract downloads the zip and writes its theme files as assets.
 func (s Service) extract(ctx context.Context, id int64, src string) error {
-	dctx, cancel := context.WithTimeout(ctx, DownloadTimeout)
+	timeout := s.DownloadTimeout
+	if timeout == 0 {
+		timeout = DefaultDownloadTimeout
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
 	body, err := s.Outbound.Get(dctx, src, MaxZip)
 	cancel()
 	if err != nil {

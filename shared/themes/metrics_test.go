@@ -32,7 +32,8 @@ func TestImportMetrics(t *testing.T) {
 		rec := metricstest.Capture(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { themes.ConsumeImports(ctx, e.Deps); close(done) }()
+		consumer := themes.NewService(e.Deps)
+		go func() { consumer.ConsumeImports(ctx); close(done) }()
 		defer func() { cancel(); <-done }()
 
 		for _, path := range []string{"/good.zip", "/bad.zip"} {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -27,6 +28,9 @@ type Service struct {
 	Outbound *outbound.Client
 	// ThemeImports carries zip imports to the theme-import function.
 	ThemeImports queue.Queue
+	// DownloadTimeout bounds an import's zip download; zero is
+	// DefaultDownloadTimeout (tests shorten it).
+	DownloadTimeout time.Duration
 }
 
 // NewService is the operations over d.

@@ -301,7 +301,6 @@ func bombOf(t *testing.T, size int, names ...string) []byte {
 }
 
 func TestImport(t *testing.T) {
-	themes.DownloadTimeout = 500 * time.Millisecond
 	good := zipOf(t, [][2]string{
 		{"mytheme/layout/theme.liquid", goodLayout},
 		{"mytheme/templates/index.liquid", "index"},
@@ -337,7 +336,9 @@ func TestImport(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { themes.ConsumeImports(ctx, e.Deps); close(done) }()
+		consumer := themes.NewService(e.Deps)
+		consumer.DownloadTimeout = 500 * time.Millisecond
+		go func() { consumer.ConsumeImports(ctx); close(done) }()
 		defer func() { cancel(); <-done }()
 
 		create := func(path, role string) int64 {

@@ -15,22 +15,33 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue"
 )
 
-// Run runs the suite. open must return a fresh, empty queue; it is called
-// after queue.Visibility has been set for the subtest (1 s where the test
-// waits for a redelivery, 5 s for AckAll, 60 s elsewhere), so implementations must read it
-// when the queue is created. Run sets queue.Visibility: do not run it in
-// parallel with other tests of the same package that use it.
-func Run(t *testing.T, open func(t *testing.T) queue.Queue) {
+// The visibility timeouts of the subtests that wait past one: short, for a
+// redelivery to come soon; AckAll's long enough that the first of its two
+// looks stays invisible on a loaded emulator.
+const (
+	shortVisibility  = time.Second
+	ackAllVisibility = 5 * time.Second
+)
+
+// Visible is a queue whose visibility timeout can be set before use.
+type Visible interface {
+	queue.Queue
+	UseVisibility(time.Duration)
+}
+
+// Run runs the suite. open must return a fresh, empty queue; each subtest
+// sets its visibility timeout (1 s where the test waits for a redelivery,
+// 5 s for AckAll, 60 s elsewhere) before using it.
+func Run(t *testing.T, open func(t *testing.T) Visible) {
 	sub := func(name string, vis time.Duration, f func(t *testing.T, q queue.Queue)) {
 		t.Run(name, func(t *testing.T) {
-			old := queue.Visibility
-			queue.Visibility = vis
-			t.Cleanup(func() { queue.Visibility = old })
-			f(t, open(t))
+			q := open(t)
+			q.UseVisibility(vis)
+			f(t, q)
 		})
 	}
-	sub("SendReceiveAck", time.Second, testSendReceiveAck)
-	sub("Redelivery", time.Second, testRedelivery)
+	sub("SendReceiveAck", shortVisibility, testSendReceiveAck)
+	sub("Redelivery", shortVisibility, testRedelivery)
 	sub("RetryDelay", time.Minute, testRetryDelay)
 	sub("Batch", time.Minute, testBatch)
 	sub("ConcurrentConsumers", time.Minute, testConcurrent)
@@ -38,7 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Queue) {
 	sub("Cancel", time.Minute, testCancel)
 	// AckAll receives 12 messages in two looks before acking them: 5 s
 	// keeps the first look's invisible on a loaded emulator.
-	sub("AckAll", 5*time.Second, testAckAll)
+	sub("AckAll", ackAllVisibility, testAckAll)
 	sub("Defer", time.Minute, testDefer)
 }
 
@@ -112,7 +123,7 @@ func testSendReceiveAck(t *testing.T, q queue.Queue) {
 	}
 	ack(t, q, m)
 	// Past the visibility timeout: an acked message never comes back.
-	expectNone(t, q, queue.Visibility+time.Second, "after Ack")
+	expectNone(t, q, shortVisibility+time.Second, "after Ack")
 }
 
 func testRedelivery(t *testing.T, q queue.Queue) {
@@ -123,9 +134,9 @@ func testRedelivery(t *testing.T, q queue.Queue) {
 	t0 := time.Now()
 	m1 := receiveOne(t, q, 5*time.Second)
 	expectNone(t, q, 0, "while invisible")
-	m2 := receiveOne(t, q, queue.Visibility+5*time.Second)
-	if d := time.Since(t0); d < queue.Visibility {
-		t.Errorf("redelivered after %v, before the visibility timeout %v", d, queue.Visibility)
+	m2 := receiveOne(t, q, shortVisibility+5*time.Second)
+	if d := time.Since(t0); d < shortVisibility {
+		t.Errorf("redelivered after %v, before the visibility timeout %v", d, shortVisibility)
 	}
 	if m2.ID != m1.ID || m2.Attempt != 2 || string(m2.Body) != "redeliver me" || m2.Receipt == m1.Receipt {
 		t.Fatalf("first %+v, redelivered %+v", m1, m2)
@@ -134,12 +145,12 @@ func testRedelivery(t *testing.T, q queue.Queue) {
 	if err := q.Ack(ctx(t), m1); err != nil && !errors.Is(err, queue.ErrStaleReceipt) {
 		t.Fatalf("Ack with an outdated receipt: %v", err)
 	}
-	m3 := receiveOne(t, q, queue.Visibility+5*time.Second)
+	m3 := receiveOne(t, q, shortVisibility+5*time.Second)
 	if m3.ID != m1.ID || m3.Attempt != 3 {
 		t.Fatalf("first %+v, third %+v", m1, m3)
 	}
 	ack(t, q, m3)
-	expectNone(t, q, queue.Visibility+time.Second, "after Ack of the latest receipt")
+	expectNone(t, q, shortVisibility+time.Second, "after Ack of the latest receipt")
 	if err := q.Retry(ctx(t), m3, 0); err != nil && !errors.Is(err, queue.ErrStaleReceipt) {
 		t.Fatalf("Retry after Ack: %v", err)
 	}
@@ -368,7 +379,7 @@ func testAckAll(t *testing.T, q queue.Queue) {
 		t.Fatalf("AckAll of an acked message: %v, want nil or ErrStaleReceipt", errs[3])
 	}
 	// Past the visibility timeout: none comes back.
-	expectNone(t, q, queue.Visibility+time.Second, "after AckAll")
+	expectNone(t, q, ackAllVisibility+time.Second, "after AckAll")
 }
 
 // testDefer hands a message back: it comes back after the delay, with the

@@ -59,11 +59,15 @@ var (
 )
 
 // New returns the queue at queueURL, with the visibility timeout
-// queue.Visibility (rounded up to whole seconds) for its receives. The
-// client is created once (NewClient) and shared.
+// queue.DefaultVisibility for its receives. The client is created once
+// (NewClient) and shared.
 func New(client *sqs.Client, queueURL string) *Queue {
-	return &Queue{sqs: client, url: queueURL, visibility: seconds(queue.Visibility, maxVisibility)}
+	return &Queue{sqs: client, url: queueURL, visibility: seconds(queue.DefaultVisibility, maxVisibility)}
 }
+
+// UseVisibility sets the receives' visibility timeout (rounded up to whole
+// seconds; tests shorten it); call it before the queue is used.
+func (q *Queue) UseVisibility(d time.Duration) { q.visibility = seconds(d, maxVisibility) }
 
 // NewClient loads the default AWS configuration. With a non-empty endpoint
 // (ElasticMQ) it sets BaseEndpoint and, unless credentials come from the

@@ -14,7 +14,7 @@ import (
 
 func TestElasticMQ(t *testing.T) {
 	sqstest.Endpoint(t)
-	queuetest.Run(t, func(t *testing.T) queue.Queue { return sqstest.Open(t) })
+	queuetest.Run(t, func(t *testing.T) queuetest.Visible { return sqstest.Open(t) })
 }
 
 func TestFromLambda(t *testing.T) {

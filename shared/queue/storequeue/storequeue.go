@@ -64,10 +64,10 @@ var (
 )
 
 // New returns the queue name kept in st, with the visibility timeout
-// queue.Visibility. Queues are cheap; a Send wakes waiting Receives of the
+// queue.DefaultVisibility. Queues are cheap; a Send wakes waiting Receives of the
 // same *Queue at once, other processes' within MaxPollInterval.
 func New(st store.Store, name string) *Queue {
-	return &Queue{st: st, pk: "queue#" + name, visibility: queue.Visibility, now: time.Now, sent: make(chan struct{})}
+	return &Queue{st: st, pk: "queue#" + name, visibility: queue.DefaultVisibility, now: time.Now, sent: make(chan struct{})}
 }
 
 type record struct {
@@ -81,6 +81,10 @@ type record struct {
 // the local runner's movable clock, so that moving it forward makes the
 // retries it passed due at once.
 func (q *Queue) UseClock(now func() time.Time) { q.now = now }
+
+// UseVisibility sets how long a received message stays invisible (tests
+// shorten it to see a redelivery); call it before the queue is used.
+func (q *Queue) UseVisibility(d time.Duration) { q.visibility = d }
 
 func sk(t time.Time, id string) string {
 	return stamp(t) + "#" + id

@@ -24,7 +24,7 @@ func openBolt(t *testing.T, dir string) store.Store {
 }
 
 func TestEmbedded(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T) queue.Queue {
+	queuetest.Run(t, func(t *testing.T) queuetest.Visible {
 		st := openBolt(t, t.TempDir())
 		t.Cleanup(func() { st.Close() })
 		return storequeue.New(st, "webhooks")
@@ -33,7 +33,7 @@ func TestEmbedded(t *testing.T) {
 
 func TestDynamoDB(t *testing.T) {
 	dynamotest.Endpoint(t)
-	queuetest.Run(t, func(t *testing.T) queue.Queue {
+	queuetest.Run(t, func(t *testing.T) queuetest.Visible {
 		return storequeue.New(dynamotest.Open(t), "webhooks")
 	})
 }
@@ -96,13 +96,11 @@ func TestQueuesAreSeparate(t *testing.T) {
 
 // TestStaleReceipt: after a redelivery only the new receipt acts.
 func TestStaleReceipt(t *testing.T) {
-	old := queue.Visibility
-	queue.Visibility = 100 * time.Millisecond
-	defer func() { queue.Visibility = old }()
 	ctx := context.Background()
 	st := openBolt(t, t.TempDir())
 	defer st.Close()
 	q := storequeue.New(st, "webhooks")
+	q.UseVisibility(100 * time.Millisecond)
 	if err := q.Send(ctx, []byte("x")); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/storeadmin/adminapi/shared/emulatortest"
-	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 )
 
@@ -71,7 +70,7 @@ func NewQueue(t testing.TB) string {
 }
 
 // Open returns a queue.Queue on a fresh queue.
-func Open(t testing.TB) queue.Queue {
+func Open(t testing.TB) *sqsqueue.Queue {
 	t.Helper()
 	return sqsqueue.New(Client(t), NewQueue(t))
 }
