@@ -190,6 +190,7 @@ func Handler(d *Deps, groups ...Group) *httpapi.Router {
 	rt.Base = baseURL(d.BaseURL)
 	rt.Clock = d.Clock
 	rt.Keys = idempotency.NewKeeper(d.Store)
+	rt.Metrics = d.Metrics
 	return rt
 }
 
@@ -220,7 +221,6 @@ func baseURL(configured string) func(*http.Request) string {
 // builds the deps (NewDeps) and picks the configured rate limiter.
 func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
-	metrics.SetNamespace(cfg.MetricsNamespace)
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -240,6 +240,7 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 		l.UseClock(clk.Now) // logs, dead letters and notifications expire by the service's time
 	}
 	d := &Deps{Deps: NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations), clk)}
+	d.Metrics = metrics.New(os.Stderr, cfg.MetricsNamespace)
 	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {
 		client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
@@ -264,7 +265,8 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Clock) *platform.Deps {
 	imports := storequeue.New(st, ThemeImportQueue)
 	imports.UseClock(clk.Now)
-	d := &platform.Deps{Store: RequestStore(st), Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports}
+	d := &platform.Deps{Store: RequestStore(st), Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports,
+		Metrics: metrics.New(os.Stderr, "")}
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d
 }
@@ -308,7 +310,7 @@ func OpenQueue(ctx context.Context, cfg config.Config, st store.Store) (queue.Qu
 
 // Dispatcher builds the webhook dispatcher over the deps.
 func Dispatcher(d *platform.Deps, cfg config.Config) *delivery.Dispatcher {
-	return &delivery.Dispatcher{Store: d.Store, Client: d.Outbound, IDs: d.IDs, RetryBase: cfg.RetryBase}
+	return &delivery.Dispatcher{Store: d.Store, Client: d.Outbound, IDs: d.IDs, RetryBase: cfg.RetryBase, Metrics: d.Metrics}
 }
 
 // OpenStore opens the embedded store or DynamoDB, as configured.

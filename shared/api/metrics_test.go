@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/metrics/metricstest"
@@ -14,10 +15,12 @@ import (
 func TestCallLimitMetric(t *testing.T) {
 	for _, s := range apitest.Stores {
 		t.Run(s.Name, func(t *testing.T) {
-			rec := metricstest.Capture(t)
+			st := s.Open(t)
+			e := apitest.New(t, st, api.Redirects)
+			rec := metricstest.Capture(t, e.Deps.Metrics)
 			clock := &frozenClock{}
 			clock.advance(time.Duration(time.Now().UnixNano()))
-			h := limitedHandlers(t, s.Open(t), true, 1, clock)[0]
+			h := limitedHandlersOf(e, st, true, 1, clock)[0]
 			for range 40 {
 				if w := call(h, apitest.DemoToken); w.Code != 200 {
 					t.Fatalf("call within the bucket: %d", w.Code)

@@ -28,7 +28,11 @@ func (c *frozenClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 // n Lambda instances (shared) or one local runner (memory, n = 1) would be.
 func limitedHandlers(t *testing.T, st store.Store, shared bool, n int, clock *frozenClock) []http.Handler {
 	t.Helper()
-	e := apitest.New(t, st, api.Redirects)
+	return limitedHandlersOf(apitest.New(t, st, api.Redirects), st, shared, n, clock)
+}
+
+// limitedHandlersOf is limitedHandlers over e's dependencies.
+func limitedHandlersOf(e *apitest.Env, st store.Store, shared bool, n int, clock *frozenClock) []http.Handler {
 	var out []http.Handler
 	for range n {
 		d := api.Deps{Deps: e.Deps}

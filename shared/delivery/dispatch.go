@@ -92,6 +92,8 @@ type Dispatcher struct {
 	// MaxDelay, when set, caps the backoff below its computed cap (tests
 	// walk through every attempt with it).
 	MaxDelay time.Duration
+	// Metrics counts the attempts.
+	Metrics *metrics.Recorder
 
 	mu   sync.Mutex
 	shop *admin.Shop
@@ -254,7 +256,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	}
 	ops := []store.Op{d.logOp(ctx, wh.ID, &a)}
 	if ok {
-		metrics.Delivery(ctx, metrics.Sent, r.duration)
+		d.Metrics.Delivery(ctx, metrics.Sent, r.duration)
 		if _, err := d.Store.Get(ctx, healthKey(wh.ID)); err == nil {
 			ops = append(ops, store.Delete(healthKey(wh.ID), store.Always, 0))
 		}
@@ -266,11 +268,11 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		if err != nil {
 			attempt = metrics.Retried // the store failed: the message comes back
 		}
-		metrics.Delivery(ctx, attempt, r.duration)
+		d.Metrics.Delivery(ctx, attempt, r.duration)
 		return Outcome{}, err
 	}
 	if qm.Attempt >= MaxAttempts {
-		metrics.Delivery(ctx, metrics.DeadLettered, r.duration)
+		d.Metrics.Delivery(ctx, metrics.DeadLettered, r.duration)
 		a.DeadLettered = true
 		ops[0] = d.logOp(ctx, wh.ID, &a)
 		dl := DeadLetterKey(wh.ID, m.DeliveryID)
@@ -279,7 +281,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", p.topic)
 		return Outcome{}, records.Transact(ctx, d.Store, ops...)
 	}
-	metrics.Delivery(ctx, metrics.Retried, r.duration)
+	d.Metrics.Delivery(ctx, metrics.Retried, r.duration)
 	after := Backoff(d.retryBase(), qm.Attempt)
 	if d.MaxDelay > 0 {
 		after = min(after, d.MaxDelay)

@@ -21,7 +21,7 @@ import (
 // the 200 after it a delivery sent, each with its latency by outcome.
 func TestAttemptMetrics(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		rec := metricstest.Capture(t)
+		rec := metricstest.Capture(t, e.Deps.Metrics)
 		rc := newReceiver(t)
 		rc.fail = func(n int, _ *http.Request) int {
 			if n == 1 {
@@ -56,7 +56,7 @@ func TestAttemptMetrics(t *testing.T) {
 // first would only test the queue.)
 func TestDeadLetterMetric(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		rec := metricstest.Capture(t)
+		rec := metricstest.Capture(t, e.Deps.Metrics)
 		rc := newReceiver(t)
 		rc.fail = func(int, *http.Request) int { return 503 }
 		subscribe(t, e, apitest.DemoToken, "products/delete", rc.URL, nil)

@@ -97,6 +97,8 @@ type Router struct {
 	// Keys keeps the Idempotency-Keys of writes and their answers; nil
 	// serves writes without looking at the header.
 	Keys *idempotency.Keeper
+	// Metrics counts the calls refused for the call limit.
+	Metrics *metrics.Recorder
 }
 
 // NewRouter builds the handler for routes. Every route requires a token,
@@ -427,7 +429,7 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 	w.Header().Set(CallLimitHeader, d.Header())
 	w.Header().Set(ShopifyCallLimitHeader, d.Header())
 	if !d.Allowed {
-		metrics.CallLimit(ctx, app.ID)
+		rt.Metrics.CallLimit(ctx, app.ID)
 		w.Header().Set("Retry-After", d.RetryAfterHeader())
 		return d.Err(app.Plan())
 	}

@@ -20,7 +20,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -84,31 +83,31 @@ type Set struct {
 	Metrics    []Metric
 }
 
-var (
-	namespace atomic.Pointer[string]
+// Recorder writes the lines. The composition root makes one per process
+// (platform.Deps.Metrics) and hands it to what counts; a nil Recorder
+// writes nothing.
+type Recorder struct {
+	namespace string
 	logger    atomic.Pointer[slog.Logger]
-)
-
-func init() {
-	SetOutput(os.Stderr)
-	SetNamespace("")
 }
 
-// SetNamespace sets the CloudWatch namespace of every line ("" is
-// DefaultNamespace): api.Open sets METRICS_NAMESPACE's, which template.yaml
-// makes the stack's own.
-func SetNamespace(ns string) {
-	if ns == "" {
-		ns = DefaultNamespace
+// New returns a Recorder writing to w under namespace ("" is
+// DefaultNamespace): api.Open gives METRICS_NAMESPACE's, which
+// template.yaml makes the stack's own.
+func New(w io.Writer, namespace string) *Recorder {
+	if namespace == "" {
+		namespace = DefaultNamespace
 	}
-	namespace.Store(&ns)
+	r := &Recorder{namespace: namespace}
+	r.logger.Store(slog.New(slog.NewJSONHandler(w, nil)))
+	return r
 }
 
-// SetOutput sends the lines to w (tests read them) and returns a function
+// SetOutput sends r's lines to w (tests read them) and returns a function
 // that restores the previous output.
-func SetOutput(w io.Writer) (restore func()) {
-	prev := logger.Swap(slog.New(slog.NewJSONHandler(w, nil)))
-	return func() { logger.Store(prev) }
+func (r *Recorder) SetOutput(w io.Writer) (restore func()) {
+	prev := r.logger.Swap(slog.New(slog.NewJSONHandler(w, nil)))
+	return func() { r.logger.Store(prev) }
 }
 
 // The "_aws" member, as EMF specifies it.
@@ -129,11 +128,14 @@ type definition struct {
 }
 
 // Emit writes one line with the sets' metrics.
-func Emit(ctx context.Context, sets ...Set) {
+func (r *Recorder) Emit(ctx context.Context, sets ...Set) {
+	if r == nil {
+		return
+	}
 	md := metadata{Timestamp: time.Now().UnixMilli(), CloudWatchMetrics: make([]directive, 0, len(sets))}
 	attrs := make([]slog.Attr, 0, 4)
 	attrs = append(attrs, slog.Any("_aws", &md))
-	ns := *namespace.Load()
+	ns := r.namespace
 	for _, s := range sets {
 		d := directive{Namespace: ns, Dimensions: [][]string{make([]string, 0, len(s.Dimensions))}}
 		for _, dim := range s.Dimensions {
@@ -146,7 +148,7 @@ func Emit(ctx context.Context, sets ...Set) {
 		}
 		md.CloudWatchMetrics = append(md.CloudWatchMetrics, d)
 	}
-	logger.Load().LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
+	r.logger.Load().LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
 }
 
 // An Attempt is how one delivery attempt ended.
@@ -160,12 +162,12 @@ const (
 )
 
 // Delivery records one delivery attempt and how long it took.
-func Delivery(ctx context.Context, a Attempt, latency time.Duration) {
+func (r *Recorder) Delivery(ctx context.Context, a Attempt, latency time.Duration) {
 	outcome := "failed"
 	if a == Sent {
 		outcome = "sent"
 	}
-	Emit(ctx,
+	r.Emit(ctx,
 		Set{Metrics: []Metric{
 			{DeliveriesSent, Count, one(a == Sent)},
 			{DeliveriesFailed, Count, one(a != Sent)},
@@ -178,8 +180,8 @@ func Delivery(ctx context.Context, a Attempt, latency time.Duration) {
 }
 
 // ProviderPoll records one run of a provider job.
-func ProviderPoll(ctx context.Context, job string, updated, failures int) {
-	Emit(ctx, Set{Dimensions: []Dimension{{Job, job}}, Metrics: []Metric{
+func (r *Recorder) ProviderPoll(ctx context.Context, job string, updated, failures int) {
+	r.Emit(ctx, Set{Dimensions: []Dimension{{Job, job}}, Metrics: []Metric{
 		{ProviderPolls, Count, 1},
 		{ProviderUpdates, Count, float64(updated)},
 		{ProviderFailures, Count, float64(failures)},
@@ -187,8 +189,8 @@ func ProviderPoll(ctx context.Context, job string, updated, failures int) {
 }
 
 // ThemeImport records a finished theme import: done, or failed.
-func ThemeImport(ctx context.Context, done bool) {
-	Emit(ctx, Set{Metrics: []Metric{
+func (r *Recorder) ThemeImport(ctx context.Context, done bool) {
+	r.Emit(ctx, Set{Metrics: []Metric{
 		{ThemeImportsDone, Count, one(done)},
 		{ThemeImportsFailed, Count, one(!done)},
 	}})
@@ -196,8 +198,8 @@ func ThemeImport(ctx context.Context, done bool) {
 
 // CallLimit records a call refused with 429 because the app's bucket was
 // full.
-func CallLimit(ctx context.Context, appID int64) {
-	Emit(ctx, Set{Dimensions: []Dimension{{AppID, strconv.FormatInt(appID, 10)}}, Metrics: []Metric{
+func (r *Recorder) CallLimit(ctx context.Context, appID int64) {
+	r.Emit(ctx, Set{Dimensions: []Dimension{{AppID, strconv.FormatInt(appID, 10)}}, Metrics: []Metric{
 		{CallLimited, Count, 1},
 	}})
 }

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -14,17 +15,16 @@ import (
 // CloudWatchMetrics (Namespace, Dimensions, Metrics), and each named
 // dimension and metric at the top level with its value.
 func TestLinesAreEMF(t *testing.T) {
-	rec := metricstest.Capture(t)
-	t.Cleanup(func() { metrics.SetNamespace("") })
-	metrics.SetNamespace("StoreAdmin/test-stack")
+	m := metrics.New(io.Discard, "StoreAdmin/test-stack")
+	rec := metricstest.Capture(t, m)
 	ctx := context.Background()
-	metrics.Delivery(ctx, metrics.Sent, 12500*time.Microsecond)
-	metrics.Delivery(ctx, metrics.Retried, 5*time.Second)
-	metrics.Delivery(ctx, metrics.DeadLettered, time.Millisecond)
-	metrics.ProviderPoll(ctx, "fetch_stock", 3, 1)
-	metrics.ThemeImport(ctx, true)
-	metrics.ThemeImport(ctx, false)
-	metrics.CallLimit(ctx, 42)
+	m.Delivery(ctx, metrics.Sent, 12500*time.Microsecond)
+	m.Delivery(ctx, metrics.Retried, 5*time.Second)
+	m.Delivery(ctx, metrics.DeadLettered, time.Millisecond)
+	m.ProviderPoll(ctx, "fetch_stock", 3, 1)
+	m.ThemeImport(ctx, true)
+	m.ThemeImport(ctx, false)
+	m.CallLimit(ctx, 42)
 
 	lines := rec.Lines(t) // each checked by metricstest.Check
 	if len(lines) != 7 {

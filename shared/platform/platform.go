@@ -8,6 +8,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -37,4 +38,6 @@ type Deps struct {
 	// (smart collection membership follows them); the composition root
 	// wires it, so that resource packages need not import each other.
 	ProductChanged func(ctx context.Context, productID int64) error
+	// Metrics writes the metric lines (deliveries, polls, imports, 429s).
+	Metrics *metrics.Recorder
 }

@@ -36,7 +36,7 @@ const (
 // StreamHandler does when the table's stream shows a new marker.
 func RunJobs(ctx context.Context, d *platform.Deps) Summary {
 	const job = "fetch_stock (one SKU)"
-	var t tally
+	t := tally{metrics: d.Metrics}
 	var (
 		shop *admin.Shop
 		svcs []fulfillmentservices.FulfillmentService

@@ -13,7 +13,7 @@ import (
 // failed.
 func TestPollMetrics(t *testing.T) {
 	forEachStore(t, func(t *testing.T, e *apitest.Env) {
-		rec := metricstest.Capture(t)
+		rec := metricstest.Capture(t, e.Deps.Metrics)
 		f := newFake(t)
 		f.route("/ok/fetch_stock.json", 200, `{"SKU-OK": 5}`)
 		f.route("/down/fetch_stock.json", 500, `{}`)

@@ -72,8 +72,9 @@ type Summary struct {
 
 // tally is a run's Summary as its goroutines fill it in.
 type tally struct {
-	mu sync.Mutex
-	s  Summary
+	mu      sync.Mutex
+	s       Summary
+	metrics *metrics.Recorder
 }
 
 // result is the finished Summary (Errors an array, never null).
@@ -90,7 +91,7 @@ func (t *tally) result() Summary {
 // done is the finished Summary of a run of job, recorded as a metric.
 func (t *tally) done(ctx context.Context, job string) Summary {
 	s := t.result()
-	metrics.ProviderPoll(ctx, job, s.Updated, s.Failures)
+	t.metrics.ProviderPoll(ctx, job, s.Updated, s.Failures)
 	return s
 }
 

@@ -35,7 +35,7 @@ const maxStock = 1_000_000_000
 // when the level changes, nothing when it does not).
 func FetchStock(ctx context.Context, d *platform.Deps) Summary {
 	const job = "fetch_stock"
-	var t tally
+	t := tally{metrics: d.Metrics}
 	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.FulfillmentService) bool { return s.InventoryManagement })
 	if err != nil {
 		t.fail(ctx, job, "(all services)", err)

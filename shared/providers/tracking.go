@@ -46,7 +46,7 @@ const (
 // notification (storeTracking).
 func FetchTrackingNumbers(ctx context.Context, d *platform.Deps) Summary {
 	const job = "fetch_tracking_numbers"
-	var t tally
+	t := tally{metrics: d.Metrics}
 	shop, svcs, err := setup(ctx, d, func(s *fulfillmentservices.FulfillmentService) bool { return s.TrackingSupport })
 	if err != nil {
 		t.fail(ctx, job, "(all services)", err)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
-	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
@@ -64,7 +63,7 @@ func (s Service) Import(ctx context.Context, id int64) error {
 			if _, err := s.fail(ctx, id, string(r)); err != nil {
 				return err
 			}
-			metrics.ThemeImport(ctx, false)
+			s.Metrics.ThemeImport(ctx, false)
 			return nil
 		}
 		if err != nil {
@@ -74,7 +73,7 @@ func (s Service) Import(ctx context.Context, id int64) error {
 	if err := s.finish(ctx, id); err != nil {
 		return err
 	}
-	metrics.ThemeImport(ctx, true)
+	s.Metrics.ThemeImport(ctx, true)
 	return nil
 }
 
@@ -98,7 +97,7 @@ func (s Service) HandleMessage(ctx context.Context, body []byte, attempt int) er
 			return nil
 		}
 		if err == nil {
-			metrics.ThemeImport(ctx, false)
+			s.Metrics.ThemeImport(ctx, false)
 		}
 		return err
 	}

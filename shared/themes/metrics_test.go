@@ -29,7 +29,7 @@ func TestImportMetrics(t *testing.T) {
 	defer srv.Close()
 
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		rec := metricstest.Capture(t)
+		rec := metricstest.Capture(t, e.Deps.Metrics)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		consumer := themes.NewService(e.Deps)

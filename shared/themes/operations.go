@@ -10,6 +10,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
+	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
@@ -31,11 +32,13 @@ type Service struct {
 	// DownloadTimeout bounds an import's zip download; zero is
 	// DefaultDownloadTimeout (tests shorten it).
 	DownloadTimeout time.Duration
+	// Metrics counts finished imports.
+	Metrics *metrics.Recorder
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound, ThemeImports: d.ThemeImports}
+	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound, ThemeImports: d.ThemeImports, Metrics: d.Metrics}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -25,12 +25,10 @@ func (r *Recorder) Write(p []byte) (int, error) {
 	return r.buf.Write(p)
 }
 
-// Capture sends the metric lines to a Recorder until the test ends. Lines
-// of other tests running meanwhile land there too: look for what the test
-// caused, never assert that nothing else was written.
-func Capture(t testing.TB) *Recorder {
+// Capture sends m's lines to a Recorder until the test ends.
+func Capture(t testing.TB, m *metrics.Recorder) *Recorder {
 	r := &Recorder{}
-	t.Cleanup(metrics.SetOutput(r))
+	t.Cleanup(m.SetOutput(r))
 	return r
 }
 
