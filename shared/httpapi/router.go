@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -85,7 +86,11 @@ type Router struct {
 	identity  Identity
 	limiter   ratelimit.Limiter
 	routes    []Route
-	aliases   *aliases // the Shopify forms of the routes' paths (shopify.go)
+	// aliases are the Shopify forms of the routes' paths (shopify.go),
+	// built on the first request that needs them: a group's function, which
+	// API Gateway sends only its own paths, never does, and so never pays
+	// for them in its cold start.
+	aliases func() *aliases
 	// Base gives the public base URL of a request ("https://api.example.com"),
 	// which BaseURL hands to handlers for the absolute URLs they answer;
 	// "" (or a nil Base) makes those URLs relative. The composition root
@@ -106,7 +111,16 @@ type Router struct {
 // limiter lets every call through).
 func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Router {
 	rt := &Router{mux: http.NewServeMux(), tails: http.NewServeMux(), tailWords: map[string]bool{},
-		identity: identity, limiter: limiter, routes: routes, aliases: newAliases()}
+		identity: identity, limiter: limiter, routes: routes}
+	rt.aliases = sync.OnceValue(func() *aliases {
+		a := newAliases()
+		for _, route := range routes {
+			if !route.Page && !route.Public {
+				a.add(route.Method, route.Path)
+			}
+		}
+		return a
+	})
 	for i := range routes {
 		route := routes[i]
 		if route.Page {
@@ -135,7 +149,6 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Ro
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
 		rt.handle(rt.mux, route.Method+" "+pattern, rt.wrap(&route))
-		rt.aliases.add(route.Method, route.Path)
 		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
 			rt.handle(rt.tails, route.Method+" "+pattern, http.NotFoundHandler())
 			rt.tailWords[last] = true

@@ -95,6 +95,15 @@ func (a *aliases) servedAt(rest, root string) bool {
 	return pattern != "" && ok && slices.Contains(rs.names, root)
 }
 
+// servesOwn reports whether a route of the router's own serves method at
+// path (without .json): the spec's /admin routes, found without building
+// the aliases, which a function then never needs.
+func (rt *Router) servesOwn(method, path string) bool {
+	h, pattern := rt.mux.Handler(&http.Request{Method: method, URL: &url.URL{Path: path}})
+	_, ok := h.(routed)
+	return ok && pattern != "/"
+}
+
 // calledForm is what a rewritten request was called as: its prefix
 // ("/admin/api/2024-01/") in place of the route's ("/web/").
 type calledForm struct{ called, canonical string }
@@ -130,7 +139,7 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 		called, rest, version = "/admin/api/"+v+"/", "/"+tail, v
 	}
 	stripped, ok := strings.CutSuffix(rest, ".json")
-	if version == "" && (!ok || rt.aliases.servedAt(stripped, "admin")) {
+	if version == "" && (!ok || rt.servesOwn(r.Method, "/admin"+stripped) || rt.aliases().servedAt(stripped, "admin")) {
 		// A path the spec serves at /admin keeps its meaning, every method
 		// included (PUT /admin/countries/{id}.json stays 405): only paths
 		// it does not serve there are Shopify's unversioned form.
@@ -138,7 +147,7 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 	}
 	root := ""
 	if ok {
-		root = rt.aliases.root(r.Method, stripped, "admin")
+		root = rt.aliases().root(r.Method, stripped, "admin")
 	}
 	if root == "" {
 		Error(w, r, admin.NotFound)
