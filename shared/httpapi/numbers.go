@@ -182,8 +182,11 @@ func digitsToNumbers(t reflect.Type, v any) any {
 		if !reflect.PointerTo(t).Implements(unmarshaler) {
 			break
 		}
+		if t.Kind() != reflect.Struct {
+			return v
+		}
 		f, ok := t.FieldByName("Value")
-		if t.Kind() != reflect.Struct || !ok {
+		if !ok {
 			return v
 		}
 		t = f.Type

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -22,6 +23,8 @@ type digitsInput struct {
 	Provinces []province             `json:"provinces"`
 	Quantity  map[string]int         `json:"quantity"`
 	Nested    *struct{ Count int64 } `json:"nested"`
+	Raw       json.RawMessage        `json:"raw"`
+	When      admin.Time             `json:"when"`
 }
 
 // Digit strings are integers wherever the input holds an integer, at any
@@ -29,14 +32,15 @@ type digitsInput struct {
 func TestDigitStringsAreIntegers(t *testing.T) {
 	var in digitsInput
 	body := `{"id":"12","product_id":"632910392","parent_id":"7","position":"3","grams":"200","title":"42",
-		"provinces":[{"id":"224293623","code":"QC"},{"id":5}],"quantity":{"a":"9"},"nested":{"Count":"-4"}}`
+		"provinces":[{"id":"224293623","code":"QC"},{"id":5}],"quantity":{"a":"9"},"nested":{"Count":"-4"},
+		"raw":{"id":"1"},"when":"2024-01-02T03:04:05Z"}`
 	if err := httpapi.DecodeObject([]byte(body), &in); err != nil {
 		t.Fatal(err)
 	}
 	if in.ID != 12 || in.ProductID == nil || *in.ProductID != 632910392 || !in.ParentID.Set || in.ParentID.Value != 7 ||
 		in.Position != 3 || in.Grams != 200 || in.Title != "42" || len(in.Provinces) != 2 ||
 		in.Provinces[0].ID != 224293623 || in.Provinces[0].Code != "QC" || in.Provinces[1].ID != 5 ||
-		in.Quantity["a"] != 9 || in.Nested.Count != -4 {
+		in.Quantity["a"] != 9 || in.Nested.Count != -4 || string(in.Raw) != `{"id":"1"}` {
 		t.Fatalf("%+v", in)
 	}
 }
