@@ -120,11 +120,15 @@ STATE = (
 
 # 422 messages of rules that tie two properties of one body together, which
 # the document states in words: a province's tax_percentage must equal its
-# tax x 100 when both are sent; a weight or price rate's bounds are in order.
+# tax x 100 when both are sent; a weight or price rate's bounds are in order;
+# a metafield's value suits its type.
 CROSS_BODY = (
     "tax_percentage must equal tax × 100",
     "weight_high must be greater than or equal to weight_low",
     "max_order_subtotal must be greater than or equal to min_order_subtotal",
+    # A metafield's value must suit its type (a boolean's true or false, a
+    # date that is one, JSON that parses), which the document says in words.
+    "value does not suit its type",
 )
 
 # 400 messages of rules that tie two parameters together, which a schema of

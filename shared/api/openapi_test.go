@@ -1913,7 +1913,7 @@ func (s *scenario) comments(t *testing.T, blog, other, a1, a3, a4 int64) int {
 	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"user_agent": strings.Repeat("u", 1001)}), 422), "user_agent")
 	s.wantFields(s.do(demoToken, "POST", list, fields(1234, nil), 422), "article_id")
 	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"blog_id": other}), 422), "blog_id")
-	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"blog_id": strconv.FormatInt(blog, 10)}), 422), "blog_id")
+	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"blog_id": strconv.FormatInt(blog, 10) + "x"}), 422), "blog_id")
 	s.do(demoToken, "POST", list, M{"comments": M{}}, 400)
 	s.do(demoToken, "POST", list, M{"comment": "x"}, 400)
 	s.do(demoToken, "POST", list, `{"comment": {"body": "x"`, 400)
