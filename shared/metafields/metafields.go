@@ -26,18 +26,18 @@ import (
 
 // Metafield is the stored and returned record.
 type Metafield struct {
-	ID            int64           `json:"id"`
-	Namespace     string          `json:"namespace"`
-	Key           string          `json:"key"`
-	Value         json.RawMessage `json:"value"` // a JSON string or integer
-	ValueType     string          `json:"value_type"`
-	Type          string          `json:"type"` // types.go; empty in records written before it
+	ID        int64           `json:"id"`
+	Namespace string          `json:"namespace"`
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"` // a JSON string or integer
+	ValueType string          `json:"value_type"`
+	Type      string          `json:"type"` // types.go; empty in records written before it
 
-	Description   *string         `json:"description"`
-	OwnerID       int64           `json:"owner_id"`
-	OwnerResource string          `json:"owner_resource"`
-	CreatedAt     admin.Time      `json:"created_at"`
-	UpdatedAt     admin.Time      `json:"updated_at"`
+	Description   *string    `json:"description"`
+	OwnerID       int64      `json:"owner_id"`
+	OwnerResource string     `json:"owner_resource"`
+	CreatedAt     admin.Time `json:"created_at"`
+	UpdatedAt     admin.Time `json:"updated_at"`
 }
 
 // Input is a metafield as given inside a resource's metafields array.
