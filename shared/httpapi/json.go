@@ -350,7 +350,10 @@ func WriteCount(w http.ResponseWriter, n int) error {
 }
 
 // WriteDeleted writes the 200 {} of a successful delete.
-func WriteDeleted(w http.ResponseWriter) error {
+func WriteDeleted(w http.ResponseWriter) error { return WriteEmpty(w) }
+
+// WriteEmpty writes 200 {}: what an action answers that returns no record.
+func WriteEmpty(w http.ResponseWriter) error {
 	writeBody(w, http.StatusOK, []byte("{}\n"))
 	return nil
 }
