@@ -63,6 +63,12 @@ STATE = (
     "base cannot be created: a shop has at most 20 themes",
     # Ids of records an earlier request deleted (a collection, an article).
     "does not exist",
+    # A smart collection's manual order: the products must be its members,
+    # each once (a repeated parameter's values, which no schema of one
+    # parameter ties), under the sort order it has or is given.
+    "is not in this collection",
+    "more than once",
+    "can be ordered only when sort_order is manual",
     # Moderation transitions from the state an earlier action left.
     "applies only to pending or unapproved comments",
     "applies only to spam comments",
