@@ -167,7 +167,10 @@ func integerStrings(raw []byte, t reflect.Type) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(v)
+	if b, err := json.Marshal(v); err == nil {
+		return b, nil
+	}
+	return raw, nil // the real decode reports it
 }
 
 // digitsToNumbers walks v beside the type it decodes into. A type with a
@@ -194,7 +197,7 @@ func digitsToNumbers(t reflect.Type, v any) any {
 	switch x := v.(type) {
 	case string:
 		if isInteger(t) && isDigits(x) {
-			return json.Number(x)
+			return canonicalDigits(x)
 		}
 	case []any:
 		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
@@ -217,6 +220,20 @@ func digitsToNumbers(t reflect.Type, v any) any {
 		}
 	}
 	return v
+}
+
+// canonicalDigits writes digits as a JSON number: without leading zeros
+// ("007" is 7, as Rails read it) and without the minus sign of a zero.
+func canonicalDigits(s string) json.Number {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimLeft(strings.TrimPrefix(s, "-"), "0")
+	switch {
+	case s == "":
+		return "0"
+	case neg:
+		return json.Number("-" + s)
+	}
+	return json.Number(s)
 }
 
 // isDigits reports whether s is an integer literal: decimal digits, a minus

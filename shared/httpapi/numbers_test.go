@@ -31,13 +31,13 @@ type digitsInput struct {
 // depth and inside admin.Optional; strings elsewhere stay strings.
 func TestDigitStringsAreIntegers(t *testing.T) {
 	var in digitsInput
-	body := `{"id":"12","product_id":"632910392","parent_id":"7","position":"3","grams":"200","title":"42",
+	body := `{"id":"0012","product_id":"632910392","parent_id":"-0","position":"3","grams":"200","title":"42",
 		"provinces":[{"id":"224293623","code":"QC"},{"id":5}],"quantity":{"a":"9"},"nested":{"Count":"-4"},
 		"raw":{"id":"1"},"when":"2024-01-02T03:04:05Z"}`
 	if err := httpapi.DecodeObject([]byte(body), &in); err != nil {
 		t.Fatal(err)
 	}
-	if in.ID != 12 || in.ProductID == nil || *in.ProductID != 632910392 || !in.ParentID.Set || in.ParentID.Value != 7 ||
+	if in.ID != 12 || in.ProductID == nil || *in.ProductID != 632910392 || !in.ParentID.Set || in.ParentID.Value != 0 ||
 		in.Position != 3 || in.Grams != 200 || in.Title != "42" || len(in.Provinces) != 2 ||
 		in.Provinces[0].ID != 224293623 || in.Provinces[0].Code != "QC" || in.Provinces[1].ID != 5 ||
 		in.Quantity["a"] != 9 || in.Nested.Count != -4 || string(in.Raw) != `{"id":"1"}` {
@@ -57,6 +57,7 @@ func TestDigitStringsRefused(t *testing.T) {
 		`{"id":"9007199254740992"}`:                 `invalid id=["` + httpapi.MsgIDTooLarge + `"]`,
 		`{"provinces":[{"id":"-1"}]}`:               `invalid id=["` + httpapi.MsgIDNegative + `"]`,
 		`{"product_id":"99999999999999999999"}`:     `invalid product_id=["` + httpapi.MsgIDTooLarge + `"]`,
+		`{"position":"-"}`:                          `invalid position=["must be an integer"]`,
 		`{"grams":"99999999999"}`:                   `invalid grams=["must be an integer"]`,
 		`{"position":"1","title":7}`:                `invalid title=["must be a string"]`,
 		`{"position":"1","provinces":[{"code":1}]}`: `invalid provinces.code=["must be a string"]`,
