@@ -155,7 +155,10 @@ func (in *Input) validateValue(v *admin.Validation, prefix string, stored *Metaf
 		return
 	}
 	var s string
-	json.Unmarshal(value, &s)
+	if err := json.Unmarshal(value, &s); err != nil { // value() answers a string here
+		v.Add(prefix+"value", admin.MsgInvalid)
+		return
+	}
 	if in.kind.typ == "" {
 		in.kind.typ = typeOf(in.kind.valueType, value)
 	}
