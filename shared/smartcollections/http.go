@@ -14,7 +14,7 @@ import (
 // operations are the smart collection operations beyond the collection
 // family's (shared/collections) that the handlers call.
 type operations interface {
-	Order(ctx context.Context, id int64, o Order) (SmartCollection, error)
+	Order(ctx context.Context, id int64, o OrderInput) (SmartCollection, error)
 }
 
 type handler struct{ operations }
@@ -49,7 +49,7 @@ func (h handler) order(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	var o Order
+	var o OrderInput
 	if q.Has("sort_order") {
 		s := q.Get("sort_order")
 		o.SortOrder = &s

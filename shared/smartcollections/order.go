@@ -12,10 +12,10 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// Order is what PUT smart_collections/{id}/order takes (Shopify's
+// OrderInput is what PUT smart_collections/{id}/order takes (Shopify's
 // SmartCollection.order): a sort order, and for a manual one the products
 // to put first, in that order.
-type Order struct {
+type OrderInput struct {
 	SortOrder *string
 	Products  []int64
 }
@@ -25,10 +25,11 @@ type Order struct {
 // given take positions 1 to n in that order, the other members follow in
 // the order they had. Products must be members, each once, and the
 // resulting sort order manual (422 naming products). The positions are
-// written after the collection, in transactions of at most 80 members,
-// each on the condition that the member is still one; a member leaving
-// meanwhile makes the positions be computed again.
-func (s Service) Order(ctx context.Context, id int64, o Order) (SmartCollection, error) {
+// written first, in transactions of at most 90 members, each on the
+// condition that the member is still one (a member leaving meanwhile makes
+// them be computed again), then the collection's update: its updated_at
+// and notification follow the new order.
+func (s Service) Order(ctx context.Context, id int64, o OrderInput) (SmartCollection, error) {
 	c, err := s.Get(ctx, id)
 	if err != nil {
 		return SmartCollection{}, err
