@@ -185,15 +185,6 @@ def _over_bytes(case, messages):
     return True
 
 
-def _long_local(body):
-    """Whether the body's e-mail address has a local part over 64 characters,
-    a limit the document states in words (its pattern cannot count the
-    dot-separated atoms)."""
-    inner = next((v for v in body.values() if isinstance(v, dict)), {}) if isinstance(body, dict) else {}
-    email = inner.get("email")
-    return isinstance(email, str) and len(email.split("@", 1)[0]) > 64
-
-
 def _state(message):
     return any(message.endswith(s) or s in message for s in STATE)
 
@@ -220,15 +211,10 @@ def filter_failure(context, failure, case, response):
     # pages every list with real cursors.
     if response.status_code == 400 and "page_info" in (case.query or {}):
         return False
-    # Every message is one the run's state, a rule across the body, (for a
-    # body with JSON numbers with fractions) decimal places, or an e-mail's
-    # local part over 64 characters explain.
+    # Every message is one the run's state, a rule across the body, or (for
+    # a body with JSON numbers with fractions) decimal places explain.
     if response.status_code == 422 and messages and all(
-        _state(m)
-        or m.endswith(CROSS_BODY)
-        or (m.endswith(DECIMALS) and _has_float(case.body))
-        or (m == "email is invalid" and _long_local(case.body))
-        for m in messages
+        _state(m) or m.endswith(CROSS_BODY) or (m.endswith(DECIMALS) and _has_float(case.body)) for m in messages
     ):
         return False
     if response.status_code == 422 and messages and _over_bytes(case, messages):
