@@ -105,6 +105,6 @@ func (s Service) position(ctx context.Context, id int64, products []int64) error
 			}
 		}
 		err = records.TransactBatches(ctx, s.Store, ops)
-		return store.FailedOp(err) >= 0, err
+		return store.FailedOnAny(err, ops), err // a member left meanwhile
 	})
 }
