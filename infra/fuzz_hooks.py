@@ -63,6 +63,12 @@ STATE = (
     "base cannot be created: a shop has at most 20 themes",
     # Ids of records an earlier request deleted (a collection, an article).
     "does not exist",
+    # A smart collection's manual order: the products must be its members,
+    # each once (a repeated parameter's values, which no schema of one
+    # parameter ties), under the sort order it has or is given.
+    "is not in this collection",
+    "more than once",
+    "can be ordered only when sort_order is manual",
     # Moderation transitions from the state an earlier action left.
     "applies only to pending or unapproved comments",
     "applies only to spam comments",
@@ -120,11 +126,15 @@ STATE = (
 
 # 422 messages of rules that tie two properties of one body together, which
 # the document states in words: a province's tax_percentage must equal its
-# tax x 100 when both are sent; a weight or price rate's bounds are in order.
+# tax x 100 when both are sent; a weight or price rate's bounds are in order;
+# a metafield's value suits its type.
 CROSS_BODY = (
     "tax_percentage must equal tax × 100",
     "weight_high must be greater than or equal to weight_low",
     "max_order_subtotal must be greater than or equal to min_order_subtotal",
+    # A metafield's value must suit its type (a boolean's true or false, a
+    # date that is one, JSON that parses), which the document says in words.
+    "value does not suit its type",
 )
 
 # 400 messages of rules that tie two parameters together, which a schema of

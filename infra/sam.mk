@@ -65,6 +65,11 @@ SHOPIFY_CLIENT_STAMP := $(SHOPIFY_CLIENT_VENV)/.complete
 # built once from the Go module proxy at its pinned version.
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+# Shopify's official Node library, which infra/shopify_node_client drives
+# against the local runner (infra/localrunner's TestShopifyNodeClient),
+# pinned with its dependencies by that directory's package-lock.json.
+SHOPIFY_NODE_DIR := infra/shopify_node_client
+SHOPIFY_NODE_CLIENT := $(TOOLS_CACHE)/node-shopify-api-15.0.0
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -74,7 +79,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node-client shopify-node-client-path venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set. With
 # LAMBDA_PREBUILT set (template-check sets it), the function's binary is
@@ -127,6 +132,20 @@ $(SHOPIFY_CLIENT_STAMP):
 $(GOLANGCI_LINT):
 	mkdir -p $(dir $@)
 	flock $(dir $@).lock sh -c 'test -x $@ || GOBIN=$(dir $@) GOFLAGS= $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)'
+
+# npm ci once under a lock; the stamp holds the lock file's checksum, so a
+# new pin installs afresh and a broken install is redone.
+shopify-node-client: ## Shopify's Node library (@shopify/shopify-api, pinned), installed into the tools cache
+	mkdir -p $(TOOLS_CACHE)
+	flock $(SHOPIFY_NODE_CLIENT).lock sh -c 'sum=$$(sha256sum < $(SHOPIFY_NODE_DIR)/package-lock.json); \
+		test "$$(cat $(SHOPIFY_NODE_CLIENT)/.complete 2>/dev/null)" = "$$sum" && exit 0; \
+		rm -rf $(SHOPIFY_NODE_CLIENT) && mkdir -p $(SHOPIFY_NODE_CLIENT) && \
+		cp $(SHOPIFY_NODE_DIR)/package.json $(SHOPIFY_NODE_DIR)/package-lock.json $(SHOPIFY_NODE_CLIENT)/ && \
+		npm ci --prefix $(SHOPIFY_NODE_CLIENT) --ignore-scripts --no-audit --no-fund --loglevel=error && \
+		echo "$$sum" > $(SHOPIFY_NODE_CLIENT)/.complete'
+
+shopify-node-client-path: ## print where make shopify-node-client installs (make test sets SHOPIFY_NODE_CLIENT to it)
+	@echo $(SHOPIFY_NODE_CLIENT)
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 

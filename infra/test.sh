@@ -151,6 +151,10 @@ stage "chromium" install_chromium
 stage "Shopify Python client (venv)" make --no-print-directory shopify-client-venv
 SHOPIFY_CLIENT_PYTHON=$(make --no-print-directory -s shopify-client-python)
 export SHOPIFY_CLIENT_PYTHON
+# Shopify's Node library for infra/localrunner's TestShopifyNodeClient.
+stage "Shopify Node client (npm ci)" make --no-print-directory shopify-node-client
+SHOPIFY_NODE_CLIENT=$(make --no-print-directory -s shopify-node-client-path)
+export SHOPIFY_NODE_CLIENT
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"

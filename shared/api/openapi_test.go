@@ -1790,6 +1790,11 @@ func (s *scenario) blogs(t *testing.T) {
 	s.do(noToken, "GET", tags, nil, 401)
 	s.do(noScopeToken, "GET", tags, nil, 403)
 	s.do(demoToken, "GET", unknownTags, nil, 404)
+	// The shop's tags: every blog's (the other blog has none yet).
+	wantNames(s.do(demoToken, "GET", "/web/articles/tags.json?popular=1&limit=2", nil, 200), "tags", "Tag", "News")
+	s.do(demoToken, "GET", "/web/articles/tags.json?limit=0", nil, 400)
+	s.do(noToken, "GET", "/web/articles/tags.json", nil, 401)
+	s.do(noScopeToken, "GET", "/web/articles/tags.json", nil, 403)
 
 	// authors: of every blog
 	wantNames(s.do(demoToken, "GET", authors, nil, 200), "authors", "Demo App", "John Smith")
@@ -1913,7 +1918,7 @@ func (s *scenario) comments(t *testing.T, blog, other, a1, a3, a4 int64) int {
 	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"user_agent": strings.Repeat("u", 1001)}), 422), "user_agent")
 	s.wantFields(s.do(demoToken, "POST", list, fields(1234, nil), 422), "article_id")
 	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"blog_id": other}), 422), "blog_id")
-	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"blog_id": strconv.FormatInt(blog, 10)}), 422), "blog_id")
+	s.wantFields(s.do(demoToken, "POST", list, fields(a1, M{"blog_id": strconv.FormatInt(blog, 10) + "x"}), 422), "blog_id")
 	s.do(demoToken, "POST", list, M{"comments": M{}}, 400)
 	s.do(demoToken, "POST", list, M{"comment": "x"}, 400)
 	s.do(demoToken, "POST", list, `{"comment": {"body": "x"`, 400)
@@ -2566,6 +2571,18 @@ func (s *scenario) collections(t *testing.T) {
 	s.do(demoToken, "GET", smart(999999999), nil, 404)
 	s.do(noToken, "GET", smart(s1), nil, 401)
 	s.do(noScopeToken, "GET", smart(s1), nil, 403)
+
+	// --- smart collections: order (sort_order, and products[] first when manual)
+	order := func(id int64, q string) string { return fmt.Sprintf("/com/smart_collections/%d/order.json?%s", id, q) }
+	s.do(demoToken, "PUT", order(s2, "sort_order=alpha-desc"), nil, 200)
+	s.do(demoToken, "PUT", order(s2, "sort_order=manual&products[]="+itoa(nanoProduct)), M{}, 200)
+	s.wantFields(s.do(demoToken, "PUT", order(s2, "products[]=1"), nil, 422), "products")
+	s.wantFields(s.do(demoToken, "PUT", order(s2, "sort_order=sideways"), nil, 422), "sort_order")
+	s.do(demoToken, "PUT", order(s2, "products[]=x"), nil, 400)
+	s.do(demoToken, "PUT", order(999999999, "sort_order=manual"), nil, 404)
+	s.do(noToken, "PUT", order(s2, "sort_order=manual"), nil, 401)
+	s.do(roToken, "PUT", order(s2, "sort_order=manual"), nil, 403)
+	s.do(demoToken, "PUT", order(s2, "sort_order=alpha-asc"), nil, 200)
 
 	// --- smart collections: update (rules recompute the membership)
 	if n := count(s.do(demoToken, "PUT", smart(s1), M{"smart_collection": M{"id": s1, "rules": []any{rule("variant_price", "greater_than", 500)}}}, 200), "smart_collection"); n != 0 {

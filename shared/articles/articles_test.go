@@ -664,6 +664,16 @@ func TestAuthorsAndTags(t *testing.T) {
 		}
 		e.Do("GET", news+"/tags.json?limit=0", nil).Expect(t, 400)
 		e.Do("GET", news+"/tags.json?popular=very", nil).Expect(t, 400)
+		// Shop-wide (Shopify's Article.tags without a blog), on every path form.
+		for _, base := range []string{"/web/articles", "/admin/articles", "/admin/api/2024-10/articles"} {
+			if tg := tags(base, ""); !slices.Equal(tg, []string{"a", "b", "c", "d", "elsewhere"}) {
+				t.Fatalf("%s: shop-wide tags %v", base, tg)
+			}
+		}
+		if tg := tags("/web/articles", "?popular=1&limit=3"); !slices.Equal(tg, []string{"b", "c", "a"}) {
+			t.Fatalf("shop-wide popular tags %v", tg)
+		}
+		e.Do("GET", "/web/articles/tags.json?limit=251", nil).Expect(t, 400)
 
 		// Updates and deletes move the counts.
 		update(t, e, three, map[string]any{"tags": "a", "author": "Yann"})

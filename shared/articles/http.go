@@ -43,6 +43,7 @@ func Routes(d *platform.Deps) []httpapi.Route {
 		{Method: "PUT", Path: "/web/blogs/{blog_id}/articles/{id}.json", Scope: s, Handler: h.update, MaxBody: images.MaxBody},
 		{Method: "DELETE", Path: "/web/blogs/{blog_id}/articles/{id}.json", Scope: s, Handler: h.delete},
 		{Method: "GET", Path: "/web/articles/authors.json", Scope: s, Handler: h.authors},
+		{Method: "GET", Path: "/web/articles/tags.json", Scope: s, Handler: h.tags},
 	}
 }
 
@@ -189,11 +190,15 @@ func (h handler) authors(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// tags answers {"tags": [...]}: popular=1 orders by use, limit caps the list.
+// tags answers {"tags": [...]}: popular=1 orders by use, limit caps the
+// list. Without {blog_id} in the route, the tags of every blog.
 func (h handler) tags(w http.ResponseWriter, r *http.Request) error {
-	blogID, err := blogFrom(r)
-	if err != nil {
-		return err
+	var blogID int64
+	if r.PathValue("blog_id") != "" {
+		var err error
+		if blogID, err = blogFrom(r); err != nil {
+			return err
+		}
 	}
 	q := r.URL.Query()
 	var tq TagsQuery

@@ -13,6 +13,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -312,18 +313,46 @@ func (s Service) Authors(ctx context.Context) ([]string, error) {
 	return nonNil(list), nil
 }
 
-// Tags returns the tags of the blog's articles, sorted alphabetically, or
-// with q.Popular by how many articles use them (most first, ties
+// Tags returns the tags of the blog's articles (blogID 0: of every blog's,
+// the shop-wide GET articles/tags), sorted alphabetically, or with
+// q.Popular by how many articles use them (most first, ties
 // alphabetically); q.Limit caps the list. The per-blog tag counters
-// (articletag#<blog id>/<tag>) make it one Query.
+// (articletag#<blog id>/<tag>) make it one Query a blog: shop-wide, one of
+// the blogs' partition and one of each blog's counters.
 func (s Service) Tags(ctx context.Context, blogID int64, q TagsQuery) ([]string, error) {
-	blog, err := LookupBlog(ctx, s.Store, blogID)
-	if err != nil {
-		return nil, err
+	var blogs []int64
+	if blogID != 0 {
+		blog, err := LookupBlog(ctx, s.Store, blogID)
+		if err != nil {
+			return nil, err
+		}
+		blogs = append(blogs, blog.ID)
+	} else {
+		err := records.Each(ctx, s.Store, store.Query{PK: parents.BlogPartition}, func(it *store.Item) error {
+			var b Blog
+			err := records.Decode(it, &b)
+			if b.ID != 0 {
+				blogs = append(blogs, b.ID)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
-	list, counts, err := names(ctx, s.Store, tagPartition(blog.ID))
-	if err != nil {
-		return nil, err
+	var list []string
+	counts := map[string]int64{}
+	for _, b := range blogs {
+		names, n, err := names(ctx, s.Store, tagPartition(b))
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			if counts[name] == 0 {
+				list = append(list, name)
+			}
+			counts[name] += n[name]
+		}
 	}
 	sortNames(list)
 	if q.Popular {

@@ -164,7 +164,9 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 		if err := v.Err(); err != nil {
 			return nil, err
 		}
-		if publish { // schema CommentStatus: a published_at publishes the comment
+		// schema CommentStatus: a published_at publishes the comment; the
+		// stored one, echoed by a whole-object save, changes nothing.
+		if publish && !at.Equal(old.PublishedAt.Time) {
 			c.PublishedAt, c.Status = at, StatusPublished
 		}
 		c.UpdatedAt = admin.Now(ctx)

@@ -186,8 +186,13 @@ func (pin *ProvinceInput) apply(v *admin.Validation, field string, p *country.Pr
 	}
 	if pin.TaxPercentage.Set {
 		pct, ok := percentage(add, pin.TaxPercentage)
+		// A whole-object save echoes both: the one the client left as
+		// stored gives way to the one it changed.
 		switch {
 		case !ok:
+		case pin.Tax.Set && taxOK && pct != tax && pct == country.Rate(p.TaxPercentage):
+		case pin.Tax.Set && taxOK && pct != tax && tax == p.Tax:
+			tax = pct
 		case pin.Tax.Set && taxOK && pct != tax:
 			add("tax_percentage", msgPercentage)
 		case !pin.Tax.Set:

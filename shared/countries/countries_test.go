@@ -325,6 +325,16 @@ func TestProvinces(t *testing.T) {
 			t.Errorf("read back %v, updated %v", got, p)
 		}
 		wantError(t, e.Do("PUT", fmt.Sprintf("%s/%d.json", base, on), M{"province": M{"tax": 0.1, "tax_percentage": 11}}), "tax_percentage", "must equal tax × 100")
+		// A whole-object save echoes the stored one of the two beside the
+		// one it changed: the changed one wins.
+		p = e.Do("PUT", fmt.Sprintf("%s/%d.json", base, on), M{"province": M{"id": fmt.Sprint(on), "tax": 0.2, "tax_percentage": 12.345}}).Expect(t, 200).Object(t, "province")
+		if p["tax"] != 0.2 || p["tax_percentage"] != 20.0 {
+			t.Errorf("new tax beside the echoed percentage: %v", p)
+		}
+		p = e.Do("PUT", fmt.Sprintf("%s/%d.json", base, on), M{"province": M{"tax": 0.2, "tax_percentage": 30}}).Expect(t, 200).Object(t, "province")
+		if p["tax"] != 0.3 || p["tax_percentage"] != 30.0 {
+			t.Errorf("new percentage beside the echoed tax: %v", p)
+		}
 		wantError(t, e.Do("PUT", fmt.Sprintf("%s/%d.json", base, on), M{"province": M{"tax_percentage": 101}}), "tax_percentage", "must be between 0 and 100")
 		wantError(t, e.Do("PUT", fmt.Sprintf("%s/%d.json", base, on), M{"province": M{"tax_type": "flat"}}), "tax_type", "is not included in the list")
 		wantError(t, e.Do("PUT", fmt.Sprintf("%s/%d.json", base, on), M{"province": M{"tax": 1.01}}), "tax", "must be between 0 and 1")
@@ -333,7 +343,7 @@ func TestProvinces(t *testing.T) {
 		e.Do("GET", "/com/countries/999999999/provinces.json", nil).Expect(t, 404)
 
 		// Through the country: by id.
-		u := e.Do("PUT", one(id), M{"country": M{"provinces": []any{M{"id": on, "tax": 0.08, "tax_type": "harmonized"}}}}).Expect(t, 200).Object(t, "country")
+		u := e.Do("PUT", one(id), M{"country": M{"provinces": []any{M{"id": fmt.Sprint(on), "tax": 0.08, "tax_type": "harmonized"}}}}).Expect(t, 200).Object(t, "country")
 		if got := province(t, u, "ON"); got["tax"] != 0.08 || got["tax_percentage"] != 8.0 || got["tax_type"] != "harmonized" {
 			t.Errorf("province through the country: %v", got)
 		}

@@ -160,12 +160,13 @@ func TestBadBodies(t *testing.T) {
 	expect(t, post(`{"thing": {"tags": {}}}`), 422, `{"errors":{"tags":["must be an array"]}}`)
 	expect(t, post(`{"thing": {"name": "ok", "unknown": true}}`), 201, `{"thing":{"name":"ok","count":0,"tags":null}}`)
 	// A body id is ignored (the path names the record) but must be an id.
-	for _, id := range []string{`{}`, `"5"`, `null`, `1.5`, `true`, `[1]`, `1e400`} {
+	for _, id := range []string{`{}`, `"5x"`, `""`, `null`, `1.5`, `true`, `[1]`, `1e400`} {
 		expect(t, post(`{"thing": {"name": "ok", "id": `+id+`}}`), 422, `{"errors":{"id":["must be an integer"]}}`)
 	}
 	expect(t, post(`{"thing": {"name": "ok", "id": -1}}`), 422, `{"errors":{"id":["must be greater than or equal to 0"]}}`)
 	expect(t, post(`{"thing": {"name": "ok", "id": 9007199254740992}}`), 422, `{"errors":{"id":["`+httpapi.MsgIDTooLarge+`"]}}`)
-	for _, id := range []string{`0`, `12`, `2.0`, `9007199254740991`} {
+	expect(t, post(`{"thing": {"name": "ok", "id": "9007199254740992"}}`), 422, `{"errors":{"id":["`+httpapi.MsgIDTooLarge+`"]}}`)
+	for _, id := range []string{`0`, `12`, `2.0`, `9007199254740991`, `"12"`, `"9007199254740991"`} {
 		expect(t, post(`{"thing": {"name": "ok", "id": `+id+`}}`), 201, `{"thing":{"name":"ok","count":0,"tags":null}}`)
 	}
 	big := `{"thing": {"name": "` + strings.Repeat("a", httpapi.DefaultMaxBody) + `"}}`

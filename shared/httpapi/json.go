@@ -78,6 +78,12 @@ func DecodeObject(raw []byte, dst any) error {
 		}
 	}
 	err := json.Unmarshal(raw, dst)
+	if err != nil && digitStringsPass(err) {
+		if raw, err = integerStrings(raw, reflect.TypeOf(dst)); err != nil {
+			return err
+		}
+		err = json.Unmarshal(raw, dst)
+	}
 	if err == nil {
 		if err := checkText(orig, dst); err != nil {
 			return err
@@ -150,6 +156,7 @@ func fieldByJSONName(t reflect.Type, name string) reflect.Type {
 // record, so the id is ignored) unless it is an integer an id can be: the
 // document types it, and a client sending an object or a string there has
 // made a mistake it should hear about (422 naming id, as for a typed id).
+// A string of digits is an integer here, as everywhere (digitStringsPass).
 func ignoredID(raw []byte, dst any) error {
 	if !bytes.Contains(raw, []byte(`"id"`)) {
 		return nil
@@ -164,6 +171,10 @@ func ignoredID(raw []byte, dst any) error {
 		return nil
 	}
 	s := string(top.ID)
+	var str string
+	if json.Unmarshal(top.ID, &str) == nil && isDigits(str) {
+		s = str // an id sent as a string, as Shopify's libraries do
+	}
 	if s[0] == '-' || s[0] >= '0' && s[0] <= '9' {
 		if msg := idRange(s); msg != "" {
 			return admin.Invalid("id", msg)
@@ -339,7 +350,10 @@ func WriteCount(w http.ResponseWriter, n int) error {
 }
 
 // WriteDeleted writes the 200 {} of a successful delete.
-func WriteDeleted(w http.ResponseWriter) error {
+func WriteDeleted(w http.ResponseWriter) error { return WriteEmpty(w) }
+
+// WriteEmpty writes 200 {}: what an action answers that returns no record.
+func WriteEmpty(w http.ResponseWriter) error {
 	writeBody(w, http.StatusOK, []byte("{}\n"))
 	return nil
 }

@@ -162,7 +162,7 @@ func (p ownerPath) owner(r *http.Request) (*Owner, error) {
 // parseFilter reads the Metafields operations' filters; the owner ones only on the
 // top-level routes.
 func parseFilter(q url.Values, shop *admin.Shop, p ownerPath) (Filter, error) {
-	f := Filter{Key: q.Get("key"), ValueType: q.Get("value_type")}
+	f := Filter{Key: q.Get("key"), ValueType: q.Get("value_type"), Type: q.Get("type")}
 	for _, name := range []string{"namespace", "namepace"} {
 		if ns := q.Get(name); ns != "" {
 			f.Namespaces = append(f.Namespaces, ns)

@@ -10,6 +10,7 @@
 package metafields
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,16 +26,18 @@ import (
 
 // Metafield is the stored and returned record.
 type Metafield struct {
-	ID            int64           `json:"id"`
-	Namespace     string          `json:"namespace"`
-	Key           string          `json:"key"`
-	Value         json.RawMessage `json:"value"` // a JSON string or integer
-	ValueType     string          `json:"value_type"`
-	Description   *string         `json:"description"`
-	OwnerID       int64           `json:"owner_id"`
-	OwnerResource string          `json:"owner_resource"`
-	CreatedAt     admin.Time      `json:"created_at"`
-	UpdatedAt     admin.Time      `json:"updated_at"`
+	ID        int64           `json:"id"`
+	Namespace string          `json:"namespace"`
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"` // a JSON string or integer
+	ValueType string          `json:"value_type"`
+	Type      string          `json:"type"` // types.go; empty in records written before it
+
+	Description   *string    `json:"description"`
+	OwnerID       int64      `json:"owner_id"`
+	OwnerResource string     `json:"owner_resource"`
+	CreatedAt     admin.Time `json:"created_at"`
+	UpdatedAt     admin.Time `json:"updated_at"`
 }
 
 // Input is a metafield as given inside a resource's metafields array.
@@ -43,7 +46,10 @@ type Input struct {
 	Key         *string         `json:"key" null:"refuse"`
 	Value       json.RawMessage `json:"value"`
 	ValueType   *string         `json:"value_type" null:"refuse"`
+	Type        *string         `json:"type" null:"refuse"`
 	Description *string         `json:"description"`
+	// kind is what Validate settled from type and value_type.
+	kind kind
 }
 
 // Owner resources.
@@ -179,33 +185,21 @@ func (in *Input) Validate(v *admin.Validation, prefix string) {
 	}
 	length("namespace", in.Namespace, namespaceMin, namespaceMax)
 	length("key", in.Key, keyMin, keyMax)
-	switch {
-	case in.ValueType == nil || *in.ValueType == "":
-		v.Add(prefix+"value_type", admin.MsgBlank)
-		v.Add(prefix+"value_type", admin.MsgNotInList)
-	case *in.ValueType != "string" && *in.ValueType != "integer":
-		v.Add(prefix+"value_type", admin.MsgNotInList)
-	}
-	if _, ok := in.value(); !ok {
-		v.Add(prefix+"value", admin.MsgBlank)
-	} else if in.ValueType != nil && *in.ValueType == "integer" {
-		if _, ok := in.integer(); !ok {
-			v.Add(prefix+"value", "must be an integer")
-		}
-	}
+	in.validateValue(v, prefix, nil)
 	if in.Description != nil && utf8.RuneCountInString(*in.Description) > descriptionMax {
 		v.Add(prefix+"description", admin.TooLong(descriptionMax))
 	}
 }
 
-// value returns the value as stored JSON: a string, or an integer for
-// value_type integer (sent as a number or a numeric string).
+// value returns the value as stored JSON: an integer for value_type
+// integer (sent as a number or a numeric string), else a string (a number,
+// boolean or JSON given for a type that holds one kept as its text).
 func (in *Input) value() (json.RawMessage, bool) {
 	raw := strings.TrimSpace(string(in.Value))
 	if raw == "" || raw == "null" || raw == `""` || len(raw) > valueMax {
 		return nil, false
 	}
-	if in.ValueType != nil && *in.ValueType == "integer" {
+	if in.kind.valueType == "integer" {
 		if n, ok := in.integer(); ok {
 			return json.RawMessage(strconv.FormatInt(n, 10)), true
 		}
@@ -218,10 +212,21 @@ func (in *Input) value() (json.RawMessage, bool) {
 			return nil, false
 		}
 		return json.RawMessage(raw), true
-	case '{', '[', 't', 'f':
-		return nil, false
+	case '{', '[':
+		if !in.kind.jsonText() {
+			return nil, false
+		}
+		var c bytes.Buffer
+		if json.Compact(&c, []byte(raw)) != nil {
+			return nil, false
+		}
+		raw = c.String()
+	case 't', 'f':
+		if in.kind.typ != "boolean" {
+			return nil, false
+		}
 	}
-	b, _ := json.Marshal(raw) // a number given for a string: keep its text
+	b, _ := json.Marshal(raw) // a number, boolean or JSON given for a string: keep its text
 	return b, true
 }
 
@@ -267,7 +272,7 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 		g, err := st.Get(ctx, guardKey(resource, owner, ns, k))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			m := Metafield{ID: gen.Next(), Namespace: ns, Key: k, Value: value, ValueType: *in.ValueType,
+			m := Metafield{ID: gen.Next(), Namespace: ns, Key: k, Value: value, ValueType: in.kind.valueType, Type: in.kind.typ,
 				Description: in.Description, OwnerID: owner, OwnerResource: resource}
 			m.stamp(now)
 			it := m.Item(1)
@@ -284,7 +289,7 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 			if err != nil {
 				return nil, err
 			}
-			m.Value, m.ValueType, m.UpdatedAt = value, *in.ValueType, now
+			m.Value, m.ValueType, m.Type, m.UpdatedAt = value, in.kind.valueType, in.kind.typ, now
 			if in.Description != nil {
 				m.Description = in.Description
 			}

@@ -67,6 +67,7 @@ type Service struct {
 type Filter struct {
 	Namespaces         []string // namespace and namepace (sic), each must match
 	Key, ValueType     string
+	Type               string // the metafield type (types.go)
 	Created, Updated   dates.Range
 	OwnerID            int64  // metafield[owner_id]
 	OwnerResource      string // metafield[owner_resource]
@@ -79,7 +80,7 @@ func (f *Filter) matches(m *Metafield) bool {
 			return false
 		}
 	}
-	return (f.Key == "" || m.Key == f.Key) && (f.ValueType == "" || m.ValueType == f.ValueType) &&
+	return (f.Key == "" || m.Key == f.Key) && (f.ValueType == "" || m.ValueType == f.ValueType) && (f.Type == "" || m.TypeName() == f.Type) &&
 		f.Created.Contains(m.CreatedAt.Time) && f.Updated.Contains(m.UpdatedAt.Time)
 }
 
@@ -87,6 +88,9 @@ func (f *Filter) matches(m *Metafield) bool {
 func (f *Filter) CheckFilter() error {
 	if f.ValueType != "" && f.ValueType != "string" && f.ValueType != "integer" {
 		return admin.BadParam("value_type", admin.MsgNotInList)
+	}
+	if f.Type != "" && !KnownType(f.Type) {
+		return admin.BadParam("type", admin.MsgNotInList)
 	}
 	if f.OwnerResource != "" && !slices.Contains(Owners, f.OwnerResource) {
 		return admin.BadParam("metafield[owner_resource]", admin.MsgNotInList)
@@ -167,7 +171,7 @@ func (s Service) List(ctx context.Context, o Owner, f *Filter, sinceID int64, w 
 // (GSI1) or of an updated_at range (GSI2, in that order), the owner's
 // metafields in a namespace (GSI2), else all the owner's (GSI1); since_id
 // and created_at (the id's second) bound the id-ordered ones by key.
-// value_type, of two values, is checked on each metafield read. The guards
+// value_type and type are checked on each metafield read. The guards
 // are Ref entries (refs); match is nil when the keys answer f whole.
 func (f *Filter) source(o Owner, sinceID int64) (q store.Query, match records.Matcher, refs bool) {
 	if f == nil {
@@ -186,7 +190,7 @@ func (f *Filter) source(o Owner, sinceID int64) (q store.Query, match records.Ma
 	if len(f.Namespaces) > 0 {
 		p.Keyed = append(p.Keyed, records.Keyed{Query: store.Query{Index: store.GSI2, PK: NamespacePartition(o.Resource, o.ID, f.Namespaces[0])}})
 	}
-	if f.ValueType != "" || len(f.Namespaces) > 1 { // namespace and namepace: both must match
+	if f.ValueType != "" || f.Type != "" || len(f.Namespaces) > 1 { // namespace and namepace: both must match
 		p.Given = len(p.Keyed) + 1
 	}
 	q, exact := p.Source()
@@ -254,7 +258,7 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 	value, _ := in.value()
 	now := admin.Now(ctx)
 	m := Metafield{Namespace: strings.TrimSpace(*in.Namespace), Key: strings.TrimSpace(*in.Key), Value: value,
-		ValueType: *in.ValueType, Description: in.Description, OwnerID: o.ID, OwnerResource: o.Resource}
+		ValueType: in.kind.valueType, Type: in.kind.typ, Description: in.Description, OwnerID: o.ID, OwnerResource: o.Resource}
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		m.ID = id
 		m.stamp(now)
@@ -284,14 +288,11 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 		if in.Key != nil && strings.TrimSpace(*in.Key) != m.Key {
 			v.Add("key", MsgImmutable)
 		}
-		merged := Input{Namespace: &m.Namespace, Key: &m.Key, Value: m.Value, ValueType: &m.ValueType}
-		if in.ValueType != nil {
-			merged.ValueType = in.ValueType
-		}
+		merged := Input{Value: m.Value, ValueType: in.ValueType, Type: in.Type}
 		if in.Value != nil {
 			merged.Value = in.Value
 		}
-		merged.Validate(&v, "")
+		merged.validateValue(&v, "", &m)
 		if in.Description != nil && len([]rune(*in.Description)) > descriptionMax && !v.Has("description") {
 			v.Add("description", admin.TooLong(descriptionMax))
 		}
@@ -299,7 +300,7 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 			return false, err
 		}
 		m.Value, _ = merged.value()
-		m.ValueType = *merged.ValueType
+		m.ValueType, m.Type = merged.kind.valueType, merged.kind.typ
 		if in.Description != nil {
 			m.Description = in.Description
 			if *in.Description == "" {
@@ -333,4 +334,5 @@ func (s Service) Delete(ctx context.Context, o *Owner, id int64) error {
 // Present moves a metafield's timestamps into loc.
 func Present(m *Metafield, loc *time.Location) {
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.In(loc), m.UpdatedAt.In(loc)
+	m.Type = m.TypeName()
 }

@@ -1213,3 +1213,60 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: base + ".json", Count: base + "/count.json", Key: "smart_collections"}, whole, filters)
 	}, group)
 }
+
+// PUT order (Shopify's SmartCollection.order): sort_order, and for a
+// manual order products[] first in their order, the other members after.
+func TestOrder(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		seedProducts(t, e)
+		c := create(t, e, map[string]any{"title": "Everything", "disjunctive": true,
+			"rules": []any{rule("vendor", "equals", "Apple"), rule("vendor", "equals", "Acme")}})
+		order := func(query string, want int) *apitest.Response {
+			t.Helper()
+			return e.Do("PUT", fmt.Sprintf("%s/%d/order.json?%s", base, id(c), query), nil).Expect(t, want)
+		}
+		positions := func() map[int64]int64 {
+			ms, _, err := smartcollections.Members(context.Background(), e.Deps.Store, id(c), 0, records.Window{Limit: 250})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[int64]int64{}
+			for _, m := range ms {
+				out[m.ProductID] = m.Position
+			}
+			return out
+		}
+		if got := strings.TrimSpace(string(order("sort_order=alpha-desc", 200).Body)); got != "{}" {
+			t.Fatalf("answer %s", got)
+		}
+		if got := e.Do("GET", path(c), nil).Expect(t, 200).Object(t, "smart_collection")["sort_order"]; got != "alpha-desc" {
+			t.Fatalf("sort_order %v", got)
+		}
+		wantError := func(res *apitest.Response, field string) {
+			t.Helper()
+			if !strings.Contains(string(res.Body), `"`+field+`"`) {
+				t.Fatalf("%s: %s", field, res.Body)
+			}
+		}
+		wantError(order(fmt.Sprintf("products[]=%d", leather), 422), "products")
+		wantError(order("sort_order=random", 422), "sort_order")
+		wantError(order(fmt.Sprintf("sort_order=manual&products[]=%d&products[]=%d", leather, leather), 422), "products")
+		wantError(order("sort_order=manual&products[]=123456", 422), "products")
+		wantError(order("sort_order=manual&products[]=x", 400), "products[]")
+		order(fmt.Sprintf("sort_order=manual&products[]=%d&products[]=%d", leather, nano), 200)
+		if got := positions(); got[leather] != 1 || got[nano] != 2 || got[touch] != 3 {
+			t.Fatalf("positions %v", got)
+		}
+		order(fmt.Sprintf("products[]=%d", touch), 200) // manual already
+		if got := positions(); got[touch] != 1 || got[leather] != 2 || got[nano] != 3 {
+			t.Fatalf("positions %v", got)
+		}
+		if got := e.Do("GET", path(c), nil).Expect(t, 200).Object(t, "smart_collection")["sort_order"]; got != "manual" {
+			t.Fatalf("sort_order %v", got)
+		}
+		e.Do("PUT", base+"/99999999/order.json?sort_order=manual", nil).Expect(t, 404)
+		// Every path form.
+		e.Do("PUT", fmt.Sprintf("/admin/api/2024-10/smart_collections/%d/order.json?sort_order=created", id(c)), nil).Expect(t, 200)
+		e.Do("PUT", fmt.Sprintf("/admin/smart_collections/%d/order.json?sort_order=manual", id(c)), nil).Expect(t, 200)
+	}, api.Collections)
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+const readOnlyToken = "read-only-token-0123456789abcdef"
+
+// Shopify's official Node library (@shopify/shopify-api, pinned in
+// infra/shopify_node_client/package-lock.json, installed by make
+// shopify-node-client) drives every REST resource class it ships for the
+// service's groups, at its oldest and its newest version, against the
+// runner on both stores: infra/shopify_node_client. The library speaks
+// https only to a shop, so a TLS terminator stands in front of the runner,
+// passing bytes and nothing else; its CA goes to node in
+// NODE_EXTRA_CA_CERTS. make test sets SHOPIFY_NODE_CLIENT to the installed
+// directory; without it the test is skipped, unless REQUIRE_EMULATORS asks
+// for every check.
+func TestShopifyNodeClient(t *testing.T) {
+	dir := os.Getenv("SHOPIFY_NODE_CLIENT")
+	if dir == "" {
+		if os.Getenv("REQUIRE_EMULATORS") != "" {
+			t.Fatal("SHOPIFY_NODE_CLIENT is not set (make shopify-node-client, then its directory)")
+		}
+		t.Skip("SHOPIFY_NODE_CLIENT is not set: the Node client suite needs its install (make test makes it)")
+	}
+	script, err := filepath.Abs(filepath.Join("..", "shopify_node_client", "test_shopify_node_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachStore(t, func(t *testing.T, storeEnv []string) {
+		// Unpaced: the library would wait out each 429.
+		r := start(t, append(storeEnv, "RATE_LIMIT=off")...)
+		target, err := url.Parse(r.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, caFile := terminateTLS(t, target.Host)
+		// node resolves a module's imports beside it: the script runs from
+		// a directory whose node_modules is the install's.
+		run := t.TempDir()
+		if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(run, "node_modules")); err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, filepath.Base(script)), src, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("node", filepath.Join(run, filepath.Base(script)), addr, demoToken, readOnlyToken)
+		cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+caFile)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node %s: %v\n%s", filepath.Base(script), err, out)
+		}
+		t.Logf("%s(%.1f s)", out, time.Since(start).Seconds())
+	})
+}
+
+// terminateTLS listens on a loopback port with a certificate of a CA made
+// for the test and copies each connection's bytes to and from target: TLS
+// termination and nothing else. It returns the listener's host:port and the
+// file holding the CA's certificate.
+func terminateTLS(t *testing.T, target string) (string, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localrunner test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				done := make(chan struct{})
+				go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite(); close(done) }()
+				io.Copy(c, up)
+				c.Close()
+				<-done
+			}()
+		}
+	}()
+	return ln.Addr().String(), caFile
+}
