@@ -89,6 +89,7 @@ func TestHandlersUnderTheConventions(t *testing.T) {
 		want                              string // a JSON fragment of the answer
 	}{
 		{"create answers 201 with the record", "content", "POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`, 201, `"redirect":{"id":11,"path":"/x","target":"/y"}`},
+		{"an id as a string reads as its number", "content", "PUT", "/web/redirects/5.json", `{"redirect":{"id":"5","path":"/x"}}`, 200, `"id":5`},
 		{"get", "reader", "GET", "/web/redirects/9.json", ``, 200, `"redirect":{"id":9,`},
 		{"fields restrict the record", "reader", "GET", "/web/redirects/9.json?fields=id,target", ``, 200, `{"redirect":{"id":9,"target":"/b"}}`},
 		{"list", "reader", "GET", "/web/redirects.json?path=/a", ``, 200, `"redirects":[{"id":1,`},
