@@ -28,6 +28,28 @@ func TokenKey(hash string) store.Key { return store.Key{PK: "token", SK: hash} }
 // AppKey addresses an app by id (for signing webhooks, uninstalling).
 func AppKey(id int64) store.Key { return store.Key{PK: "app", SK: records.IDSK(id)} }
 
+// ClientKey addresses the id of the app whose OAuth client_id (api_key) is
+// clientID: written with the app record by the seed load.
+func ClientKey(clientID string) store.Key { return store.Key{PK: "app#client", SK: clientID} }
+
+// ClientApp is the item under ClientKey.
+type ClientApp struct {
+	AppID int64 `json:"app_id"`
+}
+
+// AppByClientID reads the app whose client_id is clientID (two GetItems);
+// admin.NotFound when there is none.
+func AppByClientID(ctx context.Context, st store.Store, clientID string) (*admin.App, error) {
+	if clientID == "" || len(clientID) > 255 {
+		return nil, admin.NotFound
+	}
+	var c ClientApp
+	if _, err := records.Get(ctx, st, ClientKey(clientID), &c); err != nil {
+		return nil, err
+	}
+	return App(ctx, st, c.AppID)
+}
+
 // HashToken returns the stored form of a token.
 func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
@@ -105,6 +127,10 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 		return nil, err
 	}
 	if subtle.ConstantTimeCompare([]byte(app.TokenHash), []byte(hash)) != 1 {
+		return nil, admin.Unauthorized
+	}
+	// A per-user token expires by the service's clock.
+	if app.ExpiresAt != 0 && admin.Now(ctx).Unix() >= app.ExpiresAt {
 		return nil, admin.Unauthorized
 	}
 	return &app, nil
