@@ -43,7 +43,8 @@ SAM_FUNCTIONS := \
 	ProviderJobsFunction=functions/provider-jobs \
 	FetchStockFunction=functions/fetch-stock \
 	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers \
-	ShopifyPathsFunction=functions/shopify-paths
+	ShopifyPathsFunction=functions/shopify-paths \
+	OauthFunction=functions/oauth
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0

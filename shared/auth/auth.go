@@ -79,10 +79,20 @@ func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
 	if id.cursorKey != nil {
 		return id.cursorKey, nil
 	}
+	key, err := Secret(ctx, id.st, CursorKeyKey)
+	if err == nil {
+		id.cursorKey = key
+	}
+	return key, err
+}
+
+// Secret returns the shop's signing key kept under k: the hex of 32
+// random bytes, made by the first process that needs it (IfAbsent, so
+// every process ends up with the same key) and never changed.
+func Secret(ctx context.Context, st store.Store, k store.Key) ([]byte, error) {
 	for range 3 {
-		it, err := id.st.Get(ctx, CursorKeyKey)
+		it, err := st.Get(ctx, k)
 		if err == nil {
-			id.cursorKey = it.Data
 			return it.Data, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
@@ -92,9 +102,8 @@ func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
 		var raw [32]byte
 		rand.Read(raw[:])
 		hex.Encode(fresh, raw[:])
-		err = id.st.Transact(ctx, store.Put(store.Item{PK: CursorKeyKey.PK, SK: CursorKeyKey.SK, Version: 1, Data: fresh}, store.IfAbsent, 0))
+		err = st.Transact(ctx, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: fresh}, store.IfAbsent, 0))
 		if err == nil {
-			id.cursorKey = fresh
 			return fresh, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
@@ -102,7 +111,7 @@ func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
 		}
 		// Another process made the key first: read theirs.
 	}
-	return nil, errors.New("auth: the page_info key cannot be read")
+	return nil, errors.New("auth: a signing key cannot be read")
 }
 
 // ShopTTL bounds how stale the cached shop record may be. The shop has no
