@@ -132,12 +132,12 @@ var errorPage = PageTemplate(`{{define "title"}}{{.Title}}{{end}}{{define "main"
 
 // WritePageError answers a page's request with an HTML page naming what is
 // wrong, for a person in a browser who must not be sent on (an app's page
-// given an unknown app or an address it does not own). Errors that are no
-// *admin.Error (the store's unavailability, bugs) are answered as on every
-// route.
+// given an unknown app or an address it does not own). The store's
+// unavailability, a body too large and errors that are no *admin.Error
+// (bugs) are answered as on every route.
 func WritePageError(w http.ResponseWriter, r *http.Request, title string, err error) {
 	var e *admin.Error
-	if unavailable(err) || !errors.As(err, &e) || e.Message == "" && e.Fields == nil {
+	if unavailable(err) || !errors.As(err, &e) || e.Code == admin.ETOOLARGE || e.Message == "" && e.Fields == nil {
 		Error(w, r, err)
 		return
 	}

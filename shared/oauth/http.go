@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 
@@ -101,10 +100,10 @@ func form(r *http.Request) (Request, string, error) {
 // install answers 302 to the app's redirect_uri with the code, signed.
 func (h handler) install(w http.ResponseWriter, r *http.Request) error {
 	req, token, err := form(r)
-	if err != nil {
-		return err
+	target := ""
+	if err == nil {
+		target, err = h.Install(r.Context(), req, token)
 	}
-	target, err := h.Install(r.Context(), req, token)
 	if err != nil {
 		httpapi.WritePageError(w, r, pageTitle, err)
 		return nil
@@ -114,10 +113,10 @@ func (h handler) install(w http.ResponseWriter, r *http.Request) error {
 
 func (h handler) decline(w http.ResponseWriter, r *http.Request) error {
 	req, token, err := form(r)
-	if err != nil {
-		return err
+	var p Prompt
+	if err == nil {
+		p, err = h.Decline(r.Context(), req, token)
 	}
-	p, err := h.Decline(r.Context(), req, token)
 	if err != nil {
 		httpapi.WritePageError(w, r, pageTitle, err)
 		return nil
@@ -126,36 +125,28 @@ func (h handler) decline(w http.ResponseWriter, r *http.Request) error {
 }
 
 // exchange reads client_id, client_secret and code from a JSON object
-// (Shopify's Node library) or a form (its Ruby and Python ones).
+// (Shopify's Node library) or a form (its Ruby and Python ones; a body that
+// is no JSON object is read as a form whatever its Content-Type says).
 func (h handler) exchange(w http.ResponseWriter, r *http.Request) error {
 	var in ExchangeInput
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if mt == "application/x-www-form-urlencoded" {
-		if err := r.ParseForm(); err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				return admin.Errorf(admin.ETOOLARGE, "Request body too large")
-			}
-			return admin.Errorf(admin.EBADREQUEST, "Unreadable form")
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return admin.Errorf(admin.ETOOLARGE, "Request body too large")
 		}
-		in = ExchangeInput{ClientID: r.PostForm.Get("client_id"), ClientSecret: r.PostForm.Get("client_secret"), Code: r.PostForm.Get("code")}
+		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+	}
+	if body = bytes.TrimSpace(body); len(body) > 0 && body[0] == '{' {
+		if err := httpapi.DecodeObject(body, &in); err != nil {
+			return err
+		}
 	} else {
-		body, err := io.ReadAll(r.Body)
+		f, err := url.ParseQuery(string(body))
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				return admin.Errorf(admin.ETOOLARGE, "Request body too large")
-			}
-			return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+			return admin.Errorf(admin.EBADREQUEST, "the body must be a JSON object or a form with client_id, client_secret and code")
 		}
-		if body = bytes.TrimSpace(body); len(body) > 0 {
-			if body[0] != '{' {
-				return admin.Errorf(admin.EBADREQUEST, "the body must be a JSON object or a form with client_id, client_secret and code")
-			}
-			if err := httpapi.DecodeObject(body, &in); err != nil {
-				return err
-			}
-		}
+		in = ExchangeInput{ClientID: f.Get("client_id"), ClientSecret: f.Get("client_secret"), Code: f.Get("code")}
 	}
 	tok, err := h.Exchange(r.Context(), in)
 	if err != nil {

@@ -147,7 +147,7 @@ func TestInstallUninstallReinstall(t *testing.T) {
 		var seen []string
 		for _, ev := range evs {
 			m := ev.(map[string]any)
-			if m["subject_id"] != 1003.0 || m["author"] != "Install Demo" {
+			if m["subject_id"] != 1009.0 || m["author"] != "Install Demo" {
 				t.Errorf("event %v", m)
 			}
 			seen = append(seen, m["verb"].(string)+": "+m["message"].(string))
@@ -261,7 +261,8 @@ func TestExchangeRefuses(t *testing.T) {
 				t.Errorf("%s: %s", body, res.Body)
 			}
 		}
-		e.DoAs("", "POST", "/admin/oauth/access_token", `[1]`).Expect(t, 400)
+		e.DoAs("", "POST", "/admin/oauth/access_token", `%zz`).Expect(t, 400)
+		e.DoAs("", "POST", "/admin/oauth/access_token", `{"code": 5}`).Expect(t, 422)
 		exchange(e, "not-a-code").Expect(t, 400)
 
 		clk.Advance(oauth.CodeTTL)
