@@ -60,6 +60,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/oauth"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
@@ -3129,8 +3130,8 @@ func (s *scenario) oauth(t *testing.T) {
 	forged := ask.Encode() + "&csrf_token=forged"
 	s.doPage("POST", install, forged, 403)
 	s.doPage("POST", decline, forged, 403)
-	s.doPage("POST", install, "csrf_token="+strings.Repeat("x", 9000), 413)
-	s.doPage("POST", decline, "csrf_token="+strings.Repeat("x", 9000), 413)
+	s.doPage("POST", install, "csrf_token="+strings.Repeat("x", oauth.MaxBody), 413)
+	s.doPage("POST", decline, "csrf_token="+strings.Repeat("x", oauth.MaxBody), 413)
 	s.doPage("POST", decline, form.Encode(), 200)
 	res := s.doPage("POST", install, form.Encode(), 302)
 	loc, err := url.Parse(res.Header.Get("Location"))
@@ -3141,7 +3142,7 @@ func (s *scenario) oauth(t *testing.T) {
 	creds := M{"client_id": "install-demo-api-key", "client_secret": "install-demo-shared-secret", "code": code}
 	s.do(noToken, "POST", exchange, M{"client_id": "install-demo-api-key", "client_secret": "wrong", "code": code}, 400)
 	s.do(noToken, "POST", exchange, M{"client_id": "install-demo-api-key", "code": 5}, 422)
-	s.do(noToken, "POST", exchange, `{"client_id": "install-demo-api-key", "code": "`+strings.Repeat("x", 9000)+`"}`, 413)
+	s.do(noToken, "POST", exchange, `{"client_id": "install-demo-api-key", "code": "`+strings.Repeat("x", oauth.MaxBody)+`"}`, 413)
 	tok := s.do(noToken, "POST", exchange, creds, 200).JSON(t)
 	s.do(noToken, "POST", exchange, creds, 400)
 	token, _ := tok["access_token"].(string)

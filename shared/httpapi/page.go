@@ -17,7 +17,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 )
 
-// MaxPageBody caps the form a page accepts.
+// MaxPageBody caps the form a page accepts, unless its route sets MaxBody.
 const MaxPageBody = 8 << 10
 
 // PageHeaders are set on every answer of a page route, errors included:
@@ -180,10 +180,14 @@ func (rt *Router) wrapPage(route *Route) http.Handler {
 			w.Header().Set(k, v)
 		}
 		var err error
-		if r.ContentLength > MaxPageBody {
+		max := route.MaxBody
+		if max == 0 {
+			max = MaxPageBody
+		}
+		if r.ContentLength > max {
 			err = errTooLarge
 		} else {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxPageBody)
+			r.Body = http.MaxBytesReader(w, r.Body, max)
 			err = route.Handler(w, r)
 		}
 		if err != nil {

@@ -34,12 +34,17 @@ func Routes(d *platform.Deps) []httpapi.Route {
 	h := handler{NewService(d)}
 	return []httpapi.Route{
 		{Method: "GET", Path: "/admin/oauth/authorize", Page: true, Handler: h.authorize},
-		{Method: "POST", Path: "/admin/oauth/authorize/install", Page: true, Handler: h.install},
-		{Method: "POST", Path: "/admin/oauth/authorize/decline", Page: true, Handler: h.decline},
-		{Method: "POST", Path: "/admin/oauth/access_token", Page: true, Handler: h.exchange},
+		{Method: "POST", Path: "/admin/oauth/authorize/install", Page: true, Handler: h.install, MaxBody: MaxBody},
+		{Method: "POST", Path: "/admin/oauth/authorize/decline", Page: true, Handler: h.decline, MaxBody: MaxBody},
+		{Method: "POST", Path: "/admin/oauth/access_token", Page: true, Handler: h.exchange, MaxBody: MaxBody},
 		{Method: "GET", Path: "/admin/oauth/access_scopes.json", Handler: h.accessScopes},
 	}
 }
+
+// MaxBody caps the forms and the exchange's body: every value the document
+// allows (a 2048-character redirect_uri, a 1024-character state, ...) fits
+// percent-encoded.
+const MaxBody = 128 << 10
 
 // pageTitle heads the error page of an authorization that cannot go on.
 const pageTitle = "This app cannot be installed"

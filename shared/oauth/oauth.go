@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
@@ -65,7 +66,7 @@ func (r *Request) Check(app *admin.App) ([]string, error) {
 	if !app.AllowsRedirect(r.RedirectURI) {
 		return nil, admin.BadParam("redirect_uri", "is not one of the app's redirect URLs")
 	}
-	if len(r.State) > MaxState {
+	if utf8.RuneCountInString(r.State) > MaxState {
 		return nil, admin.BadParam("state", "is longer than "+strconv.Itoa(MaxState)+" characters")
 	}
 	if r.GrantOption != "" && r.GrantOption != PerUser {
@@ -75,12 +76,13 @@ func (r *Request) Check(app *admin.App) ([]string, error) {
 }
 
 // ParseScopes reads a comma-separated scope list as Shopify's clients send
-// it; unknown scopes are refused by name.
+// it (spaces around names and empty entries ignored); unknown scopes are
+// refused by name.
 func ParseScopes(s string) ([]string, error) {
 	var asked, unknown []string
 	seen := map[string]bool{}
 	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
+		name = strings.Trim(name, " ")
 		switch {
 		case name == "" || seen[name]:
 			continue
