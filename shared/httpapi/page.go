@@ -152,7 +152,7 @@ func WritePageError(w http.ResponseWriter, r *http.Request, title string, err er
 		sort.Strings(parts)
 		msg = strings.Join(parts, "; ")
 	}
-	WriteHTMLPage(w, StatusOf(e.Code), errorPage(), struct{ Title, Message string }{title, msg})
+	_ = WriteHTMLPage(w, StatusOf(e.Code), errorPage(), struct{ Title, Message string }{title, msg}) // it cannot fail: a page is written whole
 }
 
 // SeeOther answers a form POST with a 303 to target, every byte of it
