@@ -104,12 +104,14 @@ func TestShopifyNodeAuth(t *testing.T) {
 		ctx := browser(t)
 		// Offline: begin, the page, Install, the callback, REST calls.
 		var appName, scopes, pageURL, result string
+		var shot []byte
 		if err := chromedp.Run(ctx,
 			chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
 			chromedp.WaitVisible("#install", chromedp.ByID),
 			chromedp.Location(&pageURL),
 			chromedp.Text("#app", &appName, chromedp.ByID),
 			chromedp.Text("#scopes", &scopes, chromedp.ByID),
+			chromedp.FullScreenshot(&shot, 100), // 100: PNG
 			chromedp.Click("#install", chromedp.ByID),
 			chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
 			chromedp.Text("#result, #error", &result, chromedp.ByQuery),
@@ -158,6 +160,51 @@ func TestShopifyNodeAuth(t *testing.T) {
 			expires.Before(time.Now().Add(23*time.Hour)) || got.AssociatedUserEmail != "owner@demo-shop.example.com" || got.Pages == nil || got.ScriptTags != 2 ||
 			strings.Join(got.AccessScopes, ",") != nodeAppScopes {
 			t.Errorf("online install: %s", result)
+		}
+
+		if os.Getenv("WRITE_SCREENSHOT") != "" && t.Name() == "TestShopifyNodeAuth/embedded" {
+			if err := os.WriteFile(filepath.Join("..", "..", "docs", "app-authorization.png"), shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// A tampered hmac: the library refuses the callback (the code is
+		// the runner's, the state cookie the browser's).
+		var form map[string]string
+		if err := chromedp.Run(ctx,
+			chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
+			chromedp.WaitVisible("#install", chromedp.ByID),
+			chromedp.Evaluate(`Object.fromEntries(new FormData(document.querySelector("form[action='authorize/install']")))`, &form),
+		); err != nil {
+			t.Fatal(err)
+		}
+		values := url.Values{}
+		for k, v := range form {
+			values.Set(k, v)
+		}
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := client.PostForm(r.url+"/admin/oauth/authorize/install", values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		loc, err := url.Parse(res.Header.Get("Location"))
+		if res.StatusCode != http.StatusFound || err != nil {
+			t.Fatalf("install: %d %q", res.StatusCode, res.Header.Get("Location"))
+		}
+		q := loc.Query()
+		q.Set("hmac", strings.Repeat("0", 64))
+		loc.RawQuery = q.Encode()
+		result = ""
+		if err := chromedp.Run(ctx,
+			chromedp.Navigate(loc.String()),
+			chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
+			chromedp.Text("#result, #error", &result, chromedp.ByQuery),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(result, "Invalid OAuth callback") {
+			t.Errorf("a tampered hmac: the app answered %q", result)
 		}
 
 		// Decline: the owner stays on the service; the app hears nothing.

@@ -52,7 +52,7 @@ const pageTitle = "This app cannot be installed"
 var (
 	authorizePage = httpapi.PageTemplate(`{{define "title"}}Install {{.AppName}}{{end}}{{define "main"}}<h1>Install <span id="app">{{.AppName}}</span> on <span id="shop">{{.Shop.Name}}</span>?</h1>
 <p>{{.AppName}} asks to:</p>
-<ul class="scopes" id="scopes">{{range .Scopes}}<li>{{.}}</li>{{else}}<li>nothing beyond knowing it is installed</li>{{end}}</ul>
+<ul class="scopes" id="scopes">{{range .Lines}}<li><code>{{.Handle}}</code>: {{.Text}}</li>{{else}}<li>nothing beyond knowing it is installed</li>{{end}}</ul>
 {{if eq .Request.GrantOption "per-user"}}<p class="note" id="per-user">Access for you only, for 24 hours.</p>
 {{end}}<div class="actions">
 <form method="post" action="authorize/install">{{template "fields" .}}<button type="submit" id="install" class="accept">Install app</button></form>

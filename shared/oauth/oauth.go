@@ -105,6 +105,37 @@ func ParseScopes(s string) ([]string, error) {
 	return out, nil
 }
 
+// scopeTexts say what each scope family reaches, for the page.
+var scopeTexts = map[admin.Scope]string{
+	admin.ScopeContent:      "pages, blogs, articles, comments and redirects",
+	admin.ScopeScriptTags:   "script tags",
+	admin.ScopeProducts:     "products, variants and collections",
+	admin.ScopeCustomers:    "customers, their addresses and saved searches",
+	admin.ScopeOrders:       "orders and their transactions",
+	admin.ScopeFulfillments: "fulfillment services",
+	admin.ScopeThemes:       "themes and their files",
+	admin.ScopeShipping:     "countries, provinces, taxes and shipping rates",
+}
+
+// ScopeLine is a scope as the page shows it: its handle and what it allows.
+type ScopeLine struct {
+	Handle, Text string
+}
+
+// Describe says what each of scopes (valid ones) lets the app do.
+func Describe(scopes []string) []ScopeLine {
+	out := make([]ScopeLine, len(scopes))
+	for i, s := range scopes {
+		verb, family, _ := strings.Cut(s, "_")
+		text := "View " + scopeTexts[admin.Scope(family)]
+		if verb == "write" {
+			text = "View and change " + scopeTexts[admin.Scope(family)]
+		}
+		out[i] = ScopeLine{Handle: s, Text: text}
+	}
+	return out
+}
+
 // Code is a stored authorization code: what the owner granted, to which
 // app, for which redirect_uri, until when (unix seconds).
 type Code struct {

@@ -167,7 +167,7 @@ func TestPageAndDecline(t *testing.T) {
 		q.Set("state", `<script>alert(1)</script>`)
 		res := e.DoAs("", "GET", "/admin/oauth/authorize?"+q.Encode(), nil).Expect(t, 200)
 		body := string(res.Body)
-		for _, want := range []string{`<span id="app">Install Demo</span>`, `<span id="shop">Demo Shop</span>`, "<li>write_products</li>", `name="csrf_token"`} {
+		for _, want := range []string{`<span id="app">Install Demo</span>`, `<span id="shop">Demo Shop</span>`, "<li><code>write_products</code>: View and change products, variants and collections</li>", `name="csrf_token"`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("page lacks %s:\n%s", want, body)
 			}

@@ -35,6 +35,7 @@ type Prompt struct {
 	AppName   string
 	Request   Request
 	Scopes    []string
+	Lines     []ScopeLine // the scopes as the page shows them
 	FormToken string
 }
 
@@ -75,7 +76,7 @@ func (s Service) prompt(ctx context.Context, r *Request) (Prompt, *admin.App, []
 	if err != nil {
 		return Prompt{}, nil, nil, err
 	}
-	p := Prompt{Shop: shop, AppName: app.Name, Request: *r, Scopes: scopes}
+	p := Prompt{Shop: shop, AppName: app.Name, Request: *r, Scopes: scopes, Lines: Describe(scopes)}
 	return p, app, key, nil
 }
 

@@ -11,9 +11,9 @@ import (
 
 func TestParseScopes(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                          "",
-		" , ,":                                      "",
-		"read_content":                              "read_content",
+		"":             "",
+		" , ,":         "",
+		"read_content": "read_content",
 		"read_content, write_content,read_products": "write_content,read_products",
 		"write_orders,read_orders,write_orders":     "write_orders",
 	} {
@@ -89,5 +89,18 @@ func TestFormToken(t *testing.T) {
 	other.Scope = "write_content"
 	if FormTokenValid(key, &other, tok, shown) || FormTokenValid([]byte("other"), &r, tok, shown) || FormTokenValid(key, &r, "x.y", shown) {
 		t.Error("a token for another request or key is valid")
+	}
+}
+
+// Every scope an app may ask for says on the page what it reaches.
+func TestEveryScopeIsDescribed(t *testing.T) {
+	for _, s := range admin.Scopes {
+		if scopeTexts[s] == "" {
+			t.Errorf("scope %s has no text for the authorization page", s)
+		}
+	}
+	if got := Describe([]string{"read_themes", "write_orders"}); got[0].Text != "View themes and their files" ||
+		got[1].Text != "View and change orders and their transactions" {
+		t.Errorf("Describe = %v", got)
 	}
 }
