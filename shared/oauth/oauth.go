@@ -42,6 +42,10 @@ const (
 	OnlineTTL = 86399 * time.Second
 	// MaxState bounds the state an app passes through.
 	MaxState = 1024
+	// MaxOnline bounds an app's live per-user tokens, which its record
+	// lists for an uninstall to revoke: a new one past it revokes the
+	// oldest, so the record stays small.
+	MaxOnline = 100
 )
 
 // PerUser is the grant option of an online (per-user) token.

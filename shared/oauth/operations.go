@@ -232,6 +232,10 @@ func grant(rec *admin.App, c *Code, now time.Time) ([]store.Op, Token) {
 				live = append(live, o)
 			}
 		}
+		for len(live) >= MaxOnline {
+			ops = append(ops, store.Delete(auth.TokenKey(live[0].Hash), store.Always, 0))
+			live = live[1:]
+		}
 		rec.Online = append(live, admin.OnlineToken{Hash: hash, ExpiresAt: expires})
 	} else {
 		tok.AccessToken = random("shpat_")

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,22 @@ func TestEveryScopeIsDescribed(t *testing.T) {
 	if got := Describe([]string{"read_themes", "write_orders"}); got[0].Text != "View themes and their files" ||
 		got[1].Text != "View and change orders and their transactions" {
 		t.Errorf("Describe = %v", got)
+	}
+}
+
+// Past MaxOnline live per-user tokens, a grant revokes the oldest; expired
+// ones leave the list.
+func TestOnlineTokensBounded(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	rec := admin.App{ID: 1, Online: []admin.OnlineToken{{Hash: "expired", ExpiresAt: now.Unix()}}}
+	for i := range MaxOnline {
+		rec.Online = append(rec.Online, admin.OnlineToken{Hash: "h" + strconv.Itoa(i), ExpiresAt: now.Unix() + 60})
+	}
+	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, now)
+	if len(rec.Online) != MaxOnline || rec.Online[0].Hash != "h1" || !strings.HasPrefix(tok.AccessToken, "shpua_") {
+		t.Fatalf("online tokens %d, first %v", len(rec.Online), rec.Online[0])
+	}
+	if len(ops) != 2 || ops[0].TargetKey().SK != "h0" {
+		t.Errorf("ops %v: want h0 revoked and the new token put", ops)
 	}
 }
