@@ -43,7 +43,8 @@ SAM_FUNCTIONS := \
 	ProviderJobsFunction=functions/provider-jobs \
 	FetchStockFunction=functions/fetch-stock \
 	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers \
-	ShopifyPathsFunction=functions/shopify-paths
+	ShopifyPathsFunction=functions/shopify-paths \
+	OauthFunction=functions/oauth
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0
@@ -71,6 +72,15 @@ GOLANGCI_LINT := $(TOOLS_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-
 SHOPIFY_NODE_DIR := infra/shopify_node_client
 SHOPIFY_NODE_CLIENT := $(TOOLS_CACHE)/node-shopify-api-15.0.0
 
+# Shopify's official Node library (@shopify/shopify-api, pinned with its
+# dependencies in infra/shopify_node_auth/package-lock.json), which
+# infra/localrunner's TestShopifyNodeAuth runs (infra/shopify_node_auth/app.cjs:
+# auth.begin and auth.callback in a browser) against the runner; npm ci'd
+# once into a directory of its own named by the lock file's hash.
+SHOPIFY_NODE_AUTH_LOCK := infra/shopify_node_auth/package-lock.json
+SHOPIFY_NODE_AUTH_DIR := $(TOOLS_CACHE)/node-shopify-auth-15.0.0-$(shell sha256sum $(SHOPIFY_NODE_AUTH_LOCK) 2>/dev/null | cut -c1-12)
+SHOPIFY_NODE_AUTH_STAMP := $(SHOPIFY_NODE_AUTH_DIR)/.complete
+
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
 LAMBDA_GO_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
@@ -79,7 +89,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node-client shopify-node-client-path venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node-client shopify-node-client-path shopify-node-auth shopify-node-auth-path venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set. With
 # LAMBDA_PREBUILT set (template-check sets it), the function's binary is
@@ -146,6 +156,18 @@ shopify-node-client: ## Shopify's Node library (@shopify/shopify-api, pinned), i
 
 shopify-node-client-path: ## print where make shopify-node-client installs (make test sets SHOPIFY_NODE_CLIENT to it)
 	@echo $(SHOPIFY_NODE_CLIENT)
+
+shopify-node-auth: $(SHOPIFY_NODE_AUTH_STAMP) ## Shopify's Node library for the install test (npm ci of infra/shopify_node_auth), pinned
+
+shopify-node-auth-path: ## print its node_modules (make test sets SHOPIFY_NODE_AUTH_MODULES to it)
+	@echo $(SHOPIFY_NODE_AUTH_DIR)/node_modules
+
+# Built under a lock and marked complete only when npm ci succeeded.
+$(SHOPIFY_NODE_AUTH_STAMP): infra/shopify_node_auth/package.json $(SHOPIFY_NODE_AUTH_LOCK)
+	mkdir -p $(TOOLS_CACHE)
+	flock $(SHOPIFY_NODE_AUTH_DIR).lock sh -c 'test -f $@ && exit 0; rm -rf $(SHOPIFY_NODE_AUTH_DIR) && mkdir -p $(SHOPIFY_NODE_AUTH_DIR) && \
+		cp infra/shopify_node_auth/package.json $(SHOPIFY_NODE_AUTH_LOCK) $(SHOPIFY_NODE_AUTH_DIR)/ && \
+		cd $(SHOPIFY_NODE_AUTH_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch .complete'
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 

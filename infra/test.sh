@@ -4,8 +4,9 @@
 # time) and ElasticMQ, both fetched from Maven Central on first use; runs
 # every Go test against both stores and both queues with the emulators
 # required and the race detector on (but for the tests of data volume, run
-# after them without it); the confirmation page's browser test
-# (installing Debian's chromium first when it is missing); schemathesis over
+# after them without it); the confirmation page's browser test and Shopify's
+# Node library installing an app in the browser (installing Debian's chromium
+# first when it is missing, npm ci'ing the library); schemathesis over
 # the local runner and each Go fuzz target briefly (infra/fuzz.sh ci); then
 # lints, builds and scans (checkov) the SAM template. It ends with a table
 # of its stages and their times, so that the next slowdown shows where it
@@ -96,6 +97,9 @@ vet() {
 }
 
 browser=TestConfirmationPageInBrowser
+# Shopify's Node library installing an app through chromium (infra/localrunner),
+# run beside the other browser test rather than among the parallel packages.
+node_auth=TestShopifyNodeAuth
 # Tests of data volume rather than concurrency run without the race
 # detector, which makes them 15 times slower and judges nothing in them:
 # a 5 MB theme asset through JSON both ways on both stores (its concurrent
@@ -125,7 +129,7 @@ go_tests() {
 	for p in "${first[@]}"; do
 		grep -qx "github.com/storeadmin/adminapi/$p" <<<"$all" && ordered+=("./$p")
 	done
-	go test -json -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$|$volume" "${ordered[@]}" ./... |
+	go test -json -count=1 -race -timeout 20m -p "$parallel" -skip "^$browser\$|^$node_auth\$|$volume" "${ordered[@]}" ./... |
 		tee "$work/go-test.json" | "$work/testreport" | tee "$work/go-test.txt"
 	local status=("${PIPESTATUS[@]}")
 	((status[0] == 0 && status[2] == 0))
@@ -155,8 +159,13 @@ export SHOPIFY_CLIENT_PYTHON
 stage "Shopify Node client (npm ci)" make --no-print-directory shopify-node-client
 SHOPIFY_NODE_CLIENT=$(make --no-print-directory -s shopify-node-client-path)
 export SHOPIFY_NODE_CLIENT
+# Shopify's Node library for infra/localrunner's TestShopifyNodeAuth.
+stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node-auth
+SHOPIFY_NODE_AUTH_MODULES=$(make --no-print-directory -s shopify-node-auth-path)
+export SHOPIFY_NODE_AUTH_MODULES
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
+stage "app install, Node library (chromium)" go test -count=1 -run "^$node_auth\$" ./infra/localrunner
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis

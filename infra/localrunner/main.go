@@ -209,7 +209,11 @@ func loadSeed(ctx context.Context, cfg config.Config, st store.Store) error {
 	}
 	for _, a := range f.Apps {
 		// The demo tokens are public (they are in the repository); real tokens are never printed.
-		fmt.Fprintf(os.Stderr, "demo app %q: X-Service-Access-Token: %s\n", a.Name, a.AccessToken)
+		if a.AccessToken != "" {
+			fmt.Fprintf(os.Stderr, "demo app %q: X-Service-Access-Token: %s\n", a.Name, a.AccessToken)
+		} else {
+			fmt.Fprintf(os.Stderr, "demo app %q: not installed; install it through OAuth with client_id %s (docs/oauth.md)\n", a.Name, a.APIKey)
+		}
 	}
 	return nil
 }

@@ -46,6 +46,25 @@ type App struct {
 	Scopes       []string `json:"scopes"`
 	// RateLimit is the app's call plan; nil means DefaultRatePlan.
 	RateLimit *RatePlan `json:"rate_limit,omitempty"`
+	// APIKey is the app's OAuth client_id ("" for an app that cannot be
+	// installed through OAuth); RedirectURLs are the addresses an
+	// authorization may send the owner back to (a redirect_uri starting
+	// with one of them, shared/oauth).
+	APIKey       string   `json:"api_key,omitempty"`
+	RedirectURLs []string `json:"redirect_urls,omitempty"`
+	// ExpiresAt (unix seconds of the service's clock) is set only on the
+	// copy kept under a per-user (online) token, which expires.
+	ExpiresAt int64 `json:"expires_at,omitempty"`
+	// Online are the app's per-user tokens (hashes) not yet known to have
+	// expired: an uninstall revokes them with the app's own token.
+	Online []OnlineToken `json:"online,omitempty"`
+}
+
+// OnlineToken is a per-user token of an app: its hash and its expiry (unix
+// seconds).
+type OnlineToken struct {
+	Hash      string `json:"hash"`
+	ExpiresAt int64  `json:"expires_at"`
 }
 
 // RatePlan is a leaky bucket: Bucket calls of capacity, leaking

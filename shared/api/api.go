@@ -32,6 +32,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/metrics"
+	"github.com/storeadmin/adminapi/shared/oauth"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/parents"
@@ -78,6 +79,7 @@ var (
 	Countries           = Group{"countries", countries.Routes}
 	Metafields          = Group{"metafields", metafieldRoutes}
 	Customers           = Group{"customers", customerRoutes}
+	OAuth               = Group{"oauth", oauth.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -89,6 +91,7 @@ var Groups = []Group{
 	Countries,
 	Metafields,
 	Customers,
+	OAuth,
 }
 
 // collectionRoutes are the routes of the collections group: custom and

@@ -6,6 +6,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/charges"
+	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbox"
@@ -31,8 +32,10 @@ func NewService(d *platform.Deps) Service {
 }
 
 // Uninstall uninstalls the calling app (in ctx). The uninstall itself is one
-// transaction: the token deleted on condition that it is still there, with
-// the app/uninstalled notification and its outbox marker. Concurrent
+// transaction: the token deleted on condition that it is still there, the
+// app's other tokens (its own when a per-user token calls, its per-user
+// ones) deleted with it, the uninstall's event, and the app/uninstalled
+// notification and its outbox marker. Concurrent
 // uninstalls with one token are decided by the store: one commits, the
 // others fail the condition and are 401, as any call with a revoked token,
 // so the app is notified once. The notification carries copies of the
@@ -54,6 +57,20 @@ func (s Service) Uninstall(ctx context.Context) error {
 		}
 	}
 	ops := []store.Op{store.Delete(auth.TokenKey(app.TokenHash), store.IfPresent, 0)}
+	rec, err := auth.App(ctx, s.Store, app.ID)
+	if err != nil {
+		return err
+	}
+	others := []string{rec.TokenHash}
+	for _, o := range rec.Online {
+		others = append(others, o.Hash)
+	}
+	for _, h := range others {
+		if h != "" && h != app.TokenHash {
+			ops = append(ops, store.Delete(auth.TokenKey(h), store.Always, 0))
+		}
+	}
+	ops = append(ops, events.Ops(events.OfApp(s.IDs, app.ID, rec.Name, events.Uninstalled))...)
 	if len(mine) > 0 {
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
 		if err != nil {

@@ -28,6 +28,28 @@ func TokenKey(hash string) store.Key { return store.Key{PK: "token", SK: hash} }
 // AppKey addresses an app by id (for signing webhooks, uninstalling).
 func AppKey(id int64) store.Key { return store.Key{PK: "app", SK: records.IDSK(id)} }
 
+// ClientKey addresses the id of the app whose OAuth client_id (api_key) is
+// clientID: written with the app record by the seed load.
+func ClientKey(clientID string) store.Key { return store.Key{PK: "app#client", SK: clientID} }
+
+// ClientApp is the item under ClientKey.
+type ClientApp struct {
+	AppID int64 `json:"app_id"`
+}
+
+// AppByClientID reads the app whose client_id is clientID (two GetItems);
+// admin.NotFound when there is none.
+func AppByClientID(ctx context.Context, st store.Store, clientID string) (*admin.App, error) {
+	if clientID == "" || len(clientID) > 255 {
+		return nil, admin.NotFound
+	}
+	var c ClientApp
+	if _, err := records.Get(ctx, st, ClientKey(clientID), &c); err != nil {
+		return nil, err
+	}
+	return App(ctx, st, c.AppID)
+}
+
 // HashToken returns the stored form of a token.
 func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
@@ -57,10 +79,20 @@ func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
 	if id.cursorKey != nil {
 		return id.cursorKey, nil
 	}
+	key, err := Secret(ctx, id.st, CursorKeyKey)
+	if err == nil {
+		id.cursorKey = key
+	}
+	return key, err
+}
+
+// Secret returns the shop's signing key kept under k: the hex of 32
+// random bytes, made by the first process that needs it (IfAbsent, so
+// every process ends up with the same key) and never changed.
+func Secret(ctx context.Context, st store.Store, k store.Key) ([]byte, error) {
 	for range 3 {
-		it, err := id.st.Get(ctx, CursorKeyKey)
+		it, err := st.Get(ctx, k)
 		if err == nil {
-			id.cursorKey = it.Data
 			return it.Data, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
@@ -70,9 +102,8 @@ func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
 		var raw [32]byte
 		rand.Read(raw[:])
 		hex.Encode(fresh, raw[:])
-		err = id.st.Transact(ctx, store.Put(store.Item{PK: CursorKeyKey.PK, SK: CursorKeyKey.SK, Version: 1, Data: fresh}, store.IfAbsent, 0))
+		err = st.Transact(ctx, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: fresh}, store.IfAbsent, 0))
 		if err == nil {
-			id.cursorKey = fresh
 			return fresh, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
@@ -80,7 +111,7 @@ func (id *Identity) CursorKey(ctx context.Context) ([]byte, error) {
 		}
 		// Another process made the key first: read theirs.
 	}
-	return nil, errors.New("auth: the page_info key cannot be read")
+	return nil, errors.New("auth: a signing key cannot be read")
 }
 
 // ShopTTL bounds how stale the cached shop record may be. The shop has no
@@ -105,6 +136,10 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 		return nil, err
 	}
 	if subtle.ConstantTimeCompare([]byte(app.TokenHash), []byte(hash)) != 1 {
+		return nil, admin.Unauthorized
+	}
+	// A per-user token expires by the service's clock.
+	if app.ExpiresAt != 0 && admin.Now(ctx).Unix() >= app.ExpiresAt {
 		return nil, admin.Unauthorized
 	}
 	return &app, nil

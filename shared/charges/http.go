@@ -131,9 +131,11 @@ func (h handler) page(w http.ResponseWriter, r *http.Request) error {
 	return h.writePage(w, r, http.StatusOK, &c, appName)
 }
 
+// confirmationPage is parsed when first shown.
+var confirmationPage = httpapi.PageTemplate(pageBody)
+
 func (h handler) writePage(w http.ResponseWriter, r *http.Request, status int, c *Charge, appName string) error {
-	return httpapi.WritePage(w, status, c.Page(appName, admin.ClockFrom(r.Context()).Now()),
-		httpapi.CSP{Styles: []string{PageCSS}, FormActions: []string{origin(c.ReturnURL)}})
+	return httpapi.WriteHTMLPage(w, status, confirmationPage(), c.page(appName, admin.ClockFrom(r.Context()).Now()), origin(c.ReturnURL))
 }
 
 func (h handler) accept(w http.ResponseWriter, r *http.Request) error  { return h.decide(w, r, true) }

@@ -38,8 +38,10 @@ type Event struct {
 	CreatedAt   admin.Time `json:"created_at"`
 }
 
-// Subject types of schema Event.
+// Subject types of schema Event. App is an app's install and uninstall
+// (docs/spec-gaps.md).
 const (
+	App        = "App"
 	Article    = "Article"
 	Blog       = "Blog"
 	Collection = "Collection"
@@ -50,7 +52,7 @@ const (
 )
 
 // SubjectTypes lists the valid values of the filter parameter.
-var SubjectTypes = []string{Article, Blog, Collection, Comment, Order, Page, Product}
+var SubjectTypes = []string{App, Article, Blog, Collection, Comment, Order, Page, Product}
 
 // Events log verbs (tag Events) shared by most subjects.
 const (
@@ -59,6 +61,9 @@ const (
 	Destroy     = "destroy"
 	Published   = "published"
 	Unpublished = "unpublished"
+	// Installed and Uninstalled are an app's (subject type App).
+	Installed   = "installed"
+	Uninstalled = "uninstalled"
 )
 
 const partition = "event"
@@ -100,6 +105,10 @@ func (s Subject) Link() string {
 // messages are the events log's message templates (tag Events), by subject type
 // and verb; %s is the link (or the name, for Blog and Product destroy).
 var messages = map[string]map[string]func(link, extra string) string{
+	App: {
+		Installed:   func(l, _ string) string { return l + " was installed." },
+		Uninstalled: func(l, _ string) string { return l + " was uninstalled." },
+	},
 	Article: {
 		Create:      func(l, _ string) string { return "New article created: " + l },
 		Destroy:     func(l, _ string) string { return l + " was destroyed." },
@@ -143,8 +152,9 @@ var messages = map[string]map[string]func(link, extra string) string{
 // fills a second placeholder (the comment excerpt). author is the app's name.
 func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event {
 	link := subject.Link()
-	// Product templates, and blog templates other than create, show the bare name.
-	if subject.Type == Product || (subject.Type == Blog && verb != Create) {
+	// Product and app templates, and blog templates other than create, show
+	// the bare name.
+	if subject.Type == Product || subject.Type == App || (subject.Type == Blog && verb != Create) {
 		link = html.EscapeString(subject.Label)
 	}
 	msg := link
@@ -165,6 +175,12 @@ func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event 
 		ID: id, SubjectID: subject.ID, SubjectType: subject.Type, Verb: verb,
 		Arguments: args, Message: msg, Path: path, Author: author, CreatedAt: admin.Time{Time: ids.Time(id)},
 	}
+}
+
+// OfApp is the event of an app's install or uninstall (verb Installed or
+// Uninstalled): subject type App, the app's id and name, by the app.
+func OfApp(gen *ids.Generator, appID int64, name, verb string) Event {
+	return New(gen, Subject{Type: App, ID: appID, Label: name}, verb, "", name)
 }
 
 // Ops are the writes that record ev; they go into the change's transaction.

@@ -41,6 +41,7 @@ type Route struct {
 	// Page marks a page for a person in a browser (the charge confirmation
 	// page): Path is whole and never ends in .json, no token is asked for,
 	// no scope checked and no call spent, the body is capped at MaxPageBody
+	// (or MaxBody)
 	// and every answer carries PageHeaders. The handler answers with
 	// WritePage or SeeOther; its errors are the JSON errors of every route.
 	Page bool

@@ -53,13 +53,19 @@ type File struct {
 	Orders    []Object    `json:"orders"`
 }
 
-// App is an app as the seed file gives it, with its token in clear.
+// App is an app as the seed file gives it, with its token in clear. An app
+// without access_token (and scopes) is known to the shop but not installed:
+// it installs through OAuth (shared/oauth) with api_key as its client_id,
+// shared_secret as its client secret, and redirect_urls as the addresses
+// the owner may be sent back to.
 type App struct {
 	ID           int64    `json:"id"`
 	Name         string   `json:"name"`
 	AccessToken  string   `json:"access_token"`
 	SharedSecret string   `json:"shared_secret"`
 	Scopes       []string `json:"scopes"`
+	APIKey       string   `json:"api_key"`
+	RedirectURLs []string `json:"redirect_urls"`
 	// RateLimit names a call plan other than the default 40 calls leaking 2/s.
 	RateLimit *admin.RatePlan `json:"rate_limit"`
 }
@@ -127,7 +133,7 @@ func Parse(data []byte, checks ...Check) (*File, error) {
 	if _, err := timeLocation(f.Shop.IANATimezone); err != nil {
 		return nil, fmt.Errorf("seed: shop: iana_timezone %q is unknown", f.Shop.IANATimezone)
 	}
-	tokens := map[string]bool{}
+	tokens, keys := map[string]bool{}, map[string]bool{}
 	for i, a := range f.Apps {
 		where := fmt.Sprintf("seed: apps[%d]", i)
 		switch {
@@ -135,12 +141,36 @@ func Parse(data []byte, checks ...Check) (*File, error) {
 			return nil, fmt.Errorf("%s: an id between 1 and %d is required", where, int64(ids.SeedMax))
 		case a.Name == "":
 			return nil, fmt.Errorf("%s (id %d): name is required", where, a.ID)
-		case len(a.AccessToken) < 16 || len(a.AccessToken) > 512:
-			return nil, fmt.Errorf("%s (id %d): access_token of 16 to 512 characters is required", where, a.ID)
-		case tokens[a.AccessToken]:
+		case a.AccessToken == "" && a.APIKey == "":
+			return nil, fmt.Errorf("%s (id %d): access_token (installed) or api_key (installed through OAuth) is required", where, a.ID)
+		case a.AccessToken == "" && len(a.Scopes) > 0:
+			return nil, fmt.Errorf("%s (id %d): scopes need an access_token (an app not installed holds none)", where, a.ID)
+		case a.AccessToken != "" && (len(a.AccessToken) < 16 || len(a.AccessToken) > 512):
+			return nil, fmt.Errorf("%s (id %d): access_token must have 16 to 512 characters", where, a.ID)
+		case a.AccessToken != "" && tokens[a.AccessToken]:
 			return nil, fmt.Errorf("%s (id %d): access_token is used by another app", where, a.ID)
+		case a.APIKey != "" && (len(a.APIKey) > 255 || !printable(a.APIKey)):
+			return nil, fmt.Errorf("%s (id %d): api_key must have 1 to 255 printable ASCII characters", where, a.ID)
+		case a.APIKey != "" && keys[a.APIKey]:
+			return nil, fmt.Errorf("%s (id %d): api_key is used by another app", where, a.ID)
+		case a.APIKey != "" && len(a.SharedSecret) < 16:
+			return nil, fmt.Errorf("%s (id %d): an app with an api_key needs a shared_secret (its client secret) of at least 16 characters", where, a.ID)
+		case a.APIKey != "" && len(a.RedirectURLs) == 0:
+			return nil, fmt.Errorf("%s (id %d): an app with an api_key needs redirect_urls", where, a.ID)
+		case a.APIKey == "" && len(a.RedirectURLs) > 0:
+			return nil, fmt.Errorf("%s (id %d): redirect_urls need an api_key", where, a.ID)
 		}
-		tokens[a.AccessToken] = true
+		for j, u := range a.RedirectURLs {
+			if err := admin.CheckRedirectURL(u); err != nil {
+				return nil, fmt.Errorf("%s (id %d): redirect_urls[%d]: %v", where, a.ID, j, err)
+			}
+		}
+		if a.AccessToken != "" {
+			tokens[a.AccessToken] = true
+		}
+		if a.APIKey != "" {
+			keys[a.APIKey] = true
+		}
 		// The bounds keep bucket/leak well inside a time.Duration.
 		if p := a.RateLimit; p != nil && (p.Bucket < 1 || p.Bucket > 100_000 || !(p.LeakPerSecond >= 0.01 && p.LeakPerSecond <= 10_000)) {
 			return nil, fmt.Errorf("%s (id %d): rate_limit needs a bucket of 1 to 100000 calls and a leak_per_second of 0.01 to 10000", where, a.ID)
@@ -348,12 +378,26 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 	}
 	for _, a := range f.Apps {
 		// The token goes only with the app record, which uninstall keeps:
-		// an uninstalled app is never given its token back.
-		app := admin.App{ID: a.ID, Name: a.Name, TokenHash: auth.HashToken(a.AccessToken), SharedSecret: a.SharedSecret, Scopes: a.Scopes, RateLimit: a.RateLimit}
+		// an uninstalled app is never given its token back. So does the
+		// client_id's item: an app's OAuth settings are those of its
+		// first load.
+		app := admin.App{ID: a.ID, Name: a.Name, SharedSecret: a.SharedSecret, Scopes: a.Scopes, RateLimit: a.RateLimit,
+			APIKey: a.APIKey, RedirectURLs: a.RedirectURLs}
+		if a.AccessToken != "" {
+			app.TokenHash = auth.HashToken(a.AccessToken)
+		}
 		data := records.Encode(app)
-		tk, ak := auth.TokenKey(app.TokenHash), auth.AppKey(app.ID)
-		if err := write(unit{item: store.Item{PK: ak.PK, SK: ak.SK, Data: data}, count: "app",
-			with: []store.Item{{PK: tk.PK, SK: tk.SK, Data: data}}}); err != nil {
+		ak := auth.AppKey(app.ID)
+		var with []store.Item
+		if app.TokenHash != "" {
+			tk := auth.TokenKey(app.TokenHash)
+			with = append(with, store.Item{PK: tk.PK, SK: tk.SK, Data: data})
+		}
+		if app.APIKey != "" {
+			ck := auth.ClientKey(app.APIKey)
+			with = append(with, store.Item{PK: ck.PK, SK: ck.SK, Data: records.Encode(auth.ClientApp{AppID: app.ID})})
+		}
+		if err := write(unit{item: store.Item{PK: ak.PK, SK: ak.SK, Data: data}, count: "app", with: with}); err != nil {
 			return nil, sum, err
 		}
 	}
@@ -566,6 +610,16 @@ var VariantDefaults = Object{
 	"barcode":              nil,
 	"compare_at_price":     nil,
 	"image_id":             nil,
+}
+
+// printable reports whether s is printable ASCII without spaces.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func timeLocation(name string) (*time.Location, error) { return time.LoadLocation(name) }

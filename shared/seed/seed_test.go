@@ -132,3 +132,30 @@ func TestMistypedCustomersAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An app's OAuth fields: an app with an api_key (and no token) is known but
+// not installed; each mistake stops the load naming the app and the field.
+func TestAppOAuthFields(t *testing.T) {
+	parse := func(apps string) error {
+		_, err := seed.Parse([]byte(`{"shop": {"id": 1, "domain": "s.example.com"}, "apps": [` + apps + `]}`))
+		return err
+	}
+	const known = `{"id": 9, "name": "A", "api_key": "key-a", "shared_secret": "secret-0123456789", "redirect_urls": ["https://a.example.com/cb"]}`
+	if err := parse(known); err != nil {
+		t.Fatal(err)
+	}
+	for apps, field := range map[string]string{
+		`{"id": 9, "name": "A"}`: "access_token (installed) or api_key",
+		`{"id": 9, "name": "A", "api_key": "k", "shared_secret": "secret-0123456789", "redirect_urls": ["https://a.example.com/"], "scopes": ["read_content"]}`: "scopes need an access_token",
+		`{"id": 9, "name": "A", "api_key": "k", "shared_secret": "short", "redirect_urls": ["https://a.example.com/"]}`:                                         "shared_secret",
+		`{"id": 9, "name": "A", "api_key": "k", "shared_secret": "secret-0123456789"}`:                                                                          "redirect_urls",
+		`{"id": 9, "name": "A", "api_key": "k", "shared_secret": "secret-0123456789", "redirect_urls": ["ftp://a.example.com/"]}`:                               "redirect_urls[0]",
+		`{"id": 9, "name": "A", "api_key": "a key", "shared_secret": "secret-0123456789", "redirect_urls": ["https://a.example.com/"]}`:                         "api_key",
+		known + `, ` + strings.Replace(known, `"id": 9`, `"id": 10`, 1):                                                                                         "api_key is used by another app",
+		`{"id": 9, "name": "A", "access_token": "token-0123456789abcdef", "redirect_urls": ["https://a.example.com/"]}`:                                         "redirect_urls need an api_key",
+	} {
+		if err := parse(apps); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v, want an error naming %q", apps, err, field)
+		}
+	}
+}
