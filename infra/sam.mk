@@ -66,20 +66,13 @@ SHOPIFY_CLIENT_STAMP := $(SHOPIFY_CLIENT_VENV)/.complete
 # built once from the Go module proxy at its pinned version.
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
-# Shopify's official Node library, which infra/shopify_node_client drives
-# against the local runner (infra/localrunner's TestShopifyNodeClient),
-# pinned with its dependencies by that directory's package-lock.json.
-SHOPIFY_NODE_DIR := infra/shopify_node_client
-SHOPIFY_NODE_CLIENT := $(TOOLS_CACHE)/node-shopify-api-15.0.0
-
-# Shopify's official Node library (@shopify/shopify-api, pinned with its
-# dependencies in infra/shopify_node_auth/package-lock.json), which
-# infra/localrunner's TestShopifyNodeAuth runs (infra/shopify_node_auth/app.cjs:
-# auth.begin and auth.callback in a browser) against the runner; npm ci'd
-# once into a directory of its own named by the lock file's hash.
-SHOPIFY_NODE_AUTH_LOCK := infra/shopify_node_auth/package-lock.json
-SHOPIFY_NODE_AUTH_DIR := $(TOOLS_CACHE)/node-shopify-auth-15.0.0-$(shell sha256sum $(SHOPIFY_NODE_AUTH_LOCK) 2>/dev/null | cut -c1-12)
-SHOPIFY_NODE_AUTH_STAMP := $(SHOPIFY_NODE_AUTH_DIR)/.complete
+# Shopify's official Node library (@shopify/shopify-api), pinned with its
+# dependencies by infra/shopify_node/package-lock.json: infra/localrunner's
+# TestShopifyNodeClient drives every REST class with it
+# (test_shopify_node_client.mjs) and TestShopifyNodeAuth installs an app
+# with it (app.cjs: auth.begin and auth.callback in a browser).
+SHOPIFY_NODE_DIR := infra/shopify_node
+SHOPIFY_NODE := $(TOOLS_CACHE)/node-shopify-api-15.0.0
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -89,7 +82,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node-client shopify-node-client-path shopify-node-auth shopify-node-auth-path venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set. With
 # LAMBDA_PREBUILT set (template-check sets it), the function's binary is
@@ -145,29 +138,17 @@ $(GOLANGCI_LINT):
 
 # npm ci once under a lock; the stamp holds the lock file's checksum, so a
 # new pin installs afresh and a broken install is redone.
-shopify-node-client: ## Shopify's Node library (@shopify/shopify-api, pinned), installed into the tools cache
+shopify-node: ## Shopify's Node library (@shopify/shopify-api, pinned), installed into the tools cache
 	mkdir -p $(TOOLS_CACHE)
-	flock $(SHOPIFY_NODE_CLIENT).lock sh -c 'sum=$$(sha256sum < $(SHOPIFY_NODE_DIR)/package-lock.json); \
-		test "$$(cat $(SHOPIFY_NODE_CLIENT)/.complete 2>/dev/null)" = "$$sum" && exit 0; \
-		rm -rf $(SHOPIFY_NODE_CLIENT) && mkdir -p $(SHOPIFY_NODE_CLIENT) && \
-		cp $(SHOPIFY_NODE_DIR)/package.json $(SHOPIFY_NODE_DIR)/package-lock.json $(SHOPIFY_NODE_CLIENT)/ && \
-		npm ci --prefix $(SHOPIFY_NODE_CLIENT) --ignore-scripts --no-audit --no-fund --loglevel=error && \
-		echo "$$sum" > $(SHOPIFY_NODE_CLIENT)/.complete'
+	flock $(SHOPIFY_NODE).lock sh -c 'sum=$$(sha256sum < $(SHOPIFY_NODE_DIR)/package-lock.json); \
+		test "$$(cat $(SHOPIFY_NODE)/.complete 2>/dev/null)" = "$$sum" && exit 0; \
+		rm -rf $(SHOPIFY_NODE) && mkdir -p $(SHOPIFY_NODE) && \
+		cp $(SHOPIFY_NODE_DIR)/package.json $(SHOPIFY_NODE_DIR)/package-lock.json $(SHOPIFY_NODE)/ && \
+		npm ci --prefix $(SHOPIFY_NODE) --ignore-scripts --no-audit --no-fund --loglevel=error && \
+		echo "$$sum" > $(SHOPIFY_NODE)/.complete'
 
-shopify-node-client-path: ## print where make shopify-node-client installs (make test sets SHOPIFY_NODE_CLIENT to it)
-	@echo $(SHOPIFY_NODE_CLIENT)
-
-shopify-node-auth: $(SHOPIFY_NODE_AUTH_STAMP) ## Shopify's Node library for the install test (npm ci of infra/shopify_node_auth), pinned
-
-shopify-node-auth-path: ## print its node_modules (make test sets SHOPIFY_NODE_AUTH_MODULES to it)
-	@echo $(SHOPIFY_NODE_AUTH_DIR)/node_modules
-
-# Built under a lock and marked complete only when npm ci succeeded.
-$(SHOPIFY_NODE_AUTH_STAMP): infra/shopify_node_auth/package.json $(SHOPIFY_NODE_AUTH_LOCK)
-	mkdir -p $(TOOLS_CACHE)
-	flock $(SHOPIFY_NODE_AUTH_DIR).lock sh -c 'test -f $@ && exit 0; rm -rf $(SHOPIFY_NODE_AUTH_DIR) && mkdir -p $(SHOPIFY_NODE_AUTH_DIR) && \
-		cp infra/shopify_node_auth/package.json $(SHOPIFY_NODE_AUTH_LOCK) $(SHOPIFY_NODE_AUTH_DIR)/ && \
-		cd $(SHOPIFY_NODE_AUTH_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch .complete'
+shopify-node-path: ## print where make shopify-node installs (make test sets SHOPIFY_NODE to it)
+	@echo $(SHOPIFY_NODE)
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 

@@ -155,14 +155,10 @@ stage "chromium" install_chromium
 stage "Shopify Python client (venv)" make --no-print-directory shopify-client-venv
 SHOPIFY_CLIENT_PYTHON=$(make --no-print-directory -s shopify-client-python)
 export SHOPIFY_CLIENT_PYTHON
-# Shopify's Node library for infra/localrunner's TestShopifyNodeClient.
-stage "Shopify Node client (npm ci)" make --no-print-directory shopify-node-client
-SHOPIFY_NODE_CLIENT=$(make --no-print-directory -s shopify-node-client-path)
-export SHOPIFY_NODE_CLIENT
-# Shopify's Node library for infra/localrunner's TestShopifyNodeAuth.
-stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node-auth
-SHOPIFY_NODE_AUTH_MODULES=$(make --no-print-directory -s shopify-node-auth-path)
-export SHOPIFY_NODE_AUTH_MODULES
+# Shopify's Node library for infra/localrunner's TestShopifyNodeClient and TestShopifyNodeAuth.
+stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node
+SHOPIFY_NODE=$(make --no-print-directory -s shopify-node-path)
+export SHOPIFY_NODE
 stage "Go tests (-race, both stores)" go_tests
 stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
 stage "app install, Node library (chromium)" go test -count=1 -run "^$node_auth\$" ./infra/localrunner

@@ -41,7 +41,7 @@ const (
 )
 
 // Shopify's official Node library (@shopify/shopify-api 15.0.0, pinned in
-// infra/shopify_node_auth, npm ci'd by make shopify-node-auth) installs an
+// infra/shopify_node, npm ci'd by make shopify-node) installs an
 // app on the runner, on both stores, in a real browser: its own
 // auth.begin() sends chromium to the runner's authorization page, the test
 // clicks Install, the runner redirects to the library's auth.callback(),
@@ -50,21 +50,21 @@ const (
 // (online) install, and a decline. The library reaches the runner for the
 // seed's shop domain through its domainTransformations, over TLS: the test
 // puts a TLS-terminating proxy in front of the runner and hands Node its
-// certificate (NODE_EXTRA_CA_CERTS). make test sets
-// SHOPIFY_NODE_AUTH_MODULES; without it (or chromium, or node) the test is
+// certificate (NODE_EXTRA_CA_CERTS). make test sets SHOPIFY_NODE to the
+// library's install; without it (or chromium, or node) the test is
 // skipped, unless REQUIRE_EMULATORS asks for every check.
 func TestShopifyNodeAuth(t *testing.T) {
-	modules := os.Getenv("SHOPIFY_NODE_AUTH_MODULES")
+	install := os.Getenv("SHOPIFY_NODE")
 	node, nodeErr := exec.LookPath("node")
 	_, chromiumErr := os.Stat(chromiumPath)
-	if missing := map[bool]string{modules == "": "SHOPIFY_NODE_AUTH_MODULES is not set (make shopify-node-auth, then make shopify-node-auth-path)",
+	if missing := map[bool]string{install == "": "SHOPIFY_NODE is not set (make shopify-node, then make shopify-node-path)",
 		nodeErr != nil: "node is missing", chromiumErr != nil: chromiumPath + " is missing"}[true]; missing != "" {
 		if os.Getenv("REQUIRE_EMULATORS") != "" {
 			t.Fatal(missing)
 		}
 		t.Skip(missing)
 	}
-	app, err := filepath.Abs(filepath.Join("..", "shopify_node_auth", "app.cjs"))
+	app, err := filepath.Abs(filepath.Join("..", "shopify_node", "app.cjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestShopifyNodeAuth(t *testing.T) {
 		proxyLn, serviceHost := listen443(t)
 		certFile, keyFile := selfSigned(t, dir, serviceHost)
 		appPort := startNodeApp(t, node, app, []string{
-			"NODE_PATH=" + modules, "NODE_EXTRA_CA_CERTS=" + certFile, "TLS_CERT=" + certFile, "TLS_KEY=" + keyFile,
+			"NODE_PATH=" + filepath.Join(install, "node_modules"), "NODE_EXTRA_CA_CERTS=" + certFile, "TLS_CERT=" + certFile, "TLS_KEY=" + keyFile,
 			"API_KEY=" + nodeAppKey, "API_SECRET=" + nodeAppSecret, "SCOPES=" + nodeAppScopes,
 			"SHOP_DOMAIN=demo-shop.example.com", "SERVICE_HOST=" + serviceHost,
 		})
@@ -287,7 +287,7 @@ func selfSigned(t *testing.T, dir, host string) (certFile, keyFile string) {
 	return certFile, keyFile
 }
 
-// startNodeApp runs infra/shopify_node_auth/app.cjs and returns the port it
+// startNodeApp runs infra/shopify_node/app.cjs and returns the port it
 // listens on; its output is logged when the test fails.
 func startNodeApp(t *testing.T, node, app string, env []string) string {
 	t.Helper()

@@ -1,15 +1,8 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/url"
 	"os"
@@ -23,24 +16,24 @@ import (
 const readOnlyToken = "read-only-token-0123456789abcdef"
 
 // Shopify's official Node library (@shopify/shopify-api, pinned in
-// infra/shopify_node_client/package-lock.json, installed by make
-// shopify-node-client) drives every REST resource class it ships for the
+// infra/shopify_node/package-lock.json, installed by make
+// shopify-node) drives every REST resource class it ships for the
 // service's groups, at its oldest and its newest version, against the
-// runner on both stores: infra/shopify_node_client. The library speaks
+// runner on both stores: infra/shopify_node. The library speaks
 // https only to a shop, so a TLS terminator stands in front of the runner,
 // passing bytes and nothing else; its CA goes to node in
-// NODE_EXTRA_CA_CERTS. make test sets SHOPIFY_NODE_CLIENT to the installed
+// NODE_EXTRA_CA_CERTS. make test sets SHOPIFY_NODE to the installed
 // directory; without it the test is skipped, unless REQUIRE_EMULATORS asks
 // for every check.
 func TestShopifyNodeClient(t *testing.T) {
-	dir := os.Getenv("SHOPIFY_NODE_CLIENT")
+	dir := os.Getenv("SHOPIFY_NODE")
 	if dir == "" {
 		if os.Getenv("REQUIRE_EMULATORS") != "" {
-			t.Fatal("SHOPIFY_NODE_CLIENT is not set (make shopify-node-client, then its directory)")
+			t.Fatal("SHOPIFY_NODE is not set (make shopify-node, then its directory)")
 		}
-		t.Skip("SHOPIFY_NODE_CLIENT is not set: the Node client suite needs its install (make test makes it)")
+		t.Skip("SHOPIFY_NODE is not set: the Node client suite needs its install (make test makes it)")
 	}
-	script, err := filepath.Abs(filepath.Join("..", "shopify_node_client", "test_shopify_node_client.mjs"))
+	script, err := filepath.Abs(filepath.Join("..", "shopify_node", "test_shopify_node_client.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,27 +75,11 @@ func TestShopifyNodeClient(t *testing.T) {
 // file holding the CA's certificate.
 func terminateTLS(t *testing.T, target string) (string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caFile, keyFile := selfSigned(t, t.TempDir(), "127.0.0.1")
+	cert, err := tls.LoadX509KeyPair(caFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localrunner test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		t.Fatal(err)
