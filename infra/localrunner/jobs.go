@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 )
 
 // jobInterval is how often the runner drains the single-SKU stock jobs.
@@ -61,6 +63,10 @@ func runJobs(ctx context.Context, d *platform.Deps, jobs []*pollJob, interval ti
 		every(ctx, jobInterval, func() {
 			if s := providers.RunJobs(ctx, d); s.Providers > 0 || s.Failures > 0 {
 				slog.Info("stock jobs run", "asked", s.Providers, "updated", s.Updated, "failures", s.Failures)
+			}
+			// What a request's smart collection membership step left undone.
+			if n, err := smartcollections.NewService(d).RunMembershipJobs(ctx); n > 0 || err != nil {
+				slog.Info("membership jobs run", "reevaluated", n, "error", fmt.Sprint(err))
 			}
 		})
 	}()

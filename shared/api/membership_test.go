@@ -2,14 +2,22 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/providers"
 	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/store"
 )
 
 // Smart collection membership follows variant changes across groups: the
@@ -82,4 +90,59 @@ func membershipFollowsVariants(t *testing.T, e *apitest.Env) {
 	check("both variants under the bar", 0)
 	price(red, "150.01")
 	check("one variant back over it", 1)
+}
+
+// A variant change whose request could not bring smart collection
+// membership along (the step after its commit failed) leaves a marker in
+// the same transaction; the membership jobs (the runner every second, the
+// provider-jobs function on the stream in AWS) reevaluate the product, with
+// no client action, and clear the marker. A request whose step succeeded
+// leaves none.
+func TestMembershipHealsAfterAFailedStep(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		const red, pink = 49148385, 808950810
+		c := e.Do("POST", "/com/smart_collections.json", M{"smart_collection": M{"title": "Over 150",
+			"rules": []any{M{"column": "variant_price", "relation": "greater_than", "condition": "150"}}}}).
+			Expect(t, 201).Object(t, "smart_collection")
+		count := func() float64 {
+			t.Helper()
+			return e.Do("GET", fmt.Sprintf("/com/smart_collections/%d.json", int64(c["id"].(float64))), nil).Expect(t, 200).
+				Object(t, "smart_collection")["products_count"].(float64)
+		}
+		markers := func() int {
+			t.Helper()
+			items, _, err := e.Deps.Store.Query(context.Background(), store.Query{PK: catalog.MembershipJobPartition})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(items)
+		}
+		e.Do("PUT", fmt.Sprintf("/com/variants/%d.json", pink), M{"variant": M{"price": "100.00"}}).Expect(t, 200)
+		if markers() != 0 || count() != 1 {
+			t.Fatalf("a change whose membership step succeeded: %d markers, products_count %v", markers(), count())
+		}
+
+		working := e.Deps.ProductChanged
+		e.Change(func(d *platform.Deps) {
+			d.ProductChanged = func(context.Context, int64) error { return errors.New("the store failed after the commit") }
+		})
+		e.Do("PUT", fmt.Sprintf("/com/variants/%d.json", red), M{"variant": M{"price": "100.00"}}).Expect(t, 200)
+		if markers() != 1 || count() != 1 {
+			t.Fatalf("after a failed membership step: %d markers, products_count %v (want the marker, membership not yet followed)", markers(), count())
+		}
+		e.Change(func(d *platform.Deps) { d.ProductChanged = working })
+		// As in AWS: the marker's INSERT reaches the provider-jobs function.
+		ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+			SequenceNumber: "1", Keys: map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute(catalog.MembershipJobPartition)}}}}}
+		resp, err := providers.StreamHandler(e.Deps)(context.Background(), ev)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("the stream's membership jobs: %v %v", resp, err)
+		}
+		if markers() != 0 || count() != 0 {
+			t.Errorf("after the membership jobs: %d markers, products_count %v, want 0 and 0", markers(), count())
+		}
+		if n, err := smartcollections.NewService(e.Deps).RunMembershipJobs(context.Background()); n != 0 || err != nil {
+			t.Errorf("a second run: %d reevaluated, %v; want nothing to do", n, err)
+		}
+	}, api.Variants, api.Collections)
 }

@@ -34,6 +34,28 @@ const (
 	MaxVariants = 100
 )
 
+// MembershipJobPartition holds a marker for each committed variant change
+// that can move its product in or out of smart collections and whose
+// product has not been reevaluated since: the change commits it, the
+// request removes it once smartcollections.Reevaluate succeeded, and
+// smartcollections.Service.RunMembershipJobs reevaluates whatever is left (the
+// runner every second; in AWS the provider-jobs function, on the stream).
+// SK: <product id>#<change id>, so that each change has its own and a
+// drain removes only the markers it read.
+const MembershipJobPartition = "membershipjob"
+
+// MembershipJobKey is the marker of change of product.
+func MembershipJobKey(productID, change int64) store.Key {
+	return store.Key{PK: MembershipJobPartition, SK: records.IDSK(productID) + "#" + strconv.FormatInt(change, 10)}
+}
+
+// MembershipJobProduct is the product a marker's sort key names.
+func MembershipJobProduct(sk string) (int64, bool) {
+	id, _, _ := strings.Cut(sk, "#")
+	n, err := strconv.ParseInt(id, 10, 64)
+	return n, err == nil
+}
+
 // ProductKey, VariantKey and OrderKey address the items.
 func ProductKey(id int64) store.Key { return store.Key{PK: ProductPartition, SK: records.IDSK(id)} }
 func VariantKey(id int64) store.Key { return store.Key{PK: VariantPartition, SK: records.IDSK(id)} }

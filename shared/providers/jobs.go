@@ -11,9 +11,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/variants"
 )
@@ -103,20 +105,42 @@ func runJob(ctx context.Context, d *platform.Deps, shop *admin.Shop, svcs []fulf
 	}
 }
 
-// StreamHandler is the AWS path of the stock jobs: a function on the
-// table's stream whose event filter passes INSERT and MODIFY records of
-// variants.StockJobPartition keys. A batch with such a record runs RunJobs,
-// which drains every marker (those of this batch and any left behind), so
-// no record is ever reported as failed: a job that fails is logged, and the
-// hourly FetchStock catches up.
+// StreamHandler is the AWS path of the jobs a committed change leaves
+// markers for: a function on the table's stream whose event filter passes
+// INSERT and MODIFY records of variants.StockJobPartition and
+// catalog.MembershipJobPartition keys.
+//   - A stock marker runs RunJobs, which drains every stock marker (this
+//     batch's and any left behind), so none is reported as failed: a job
+//     that fails is logged, and the hourly FetchStock catches up.
+//   - A membership marker runs smartcollections.Service.RunMembershipJobs, which
+//     drains every membership marker; when it fails, the batch's membership
+//     records are reported as failed, so the stream retries them (and after
+//     its retries they go to the dead-letter queue), and a marker stays
+//     until its product is up to date.
 func StreamHandler(d *platform.Deps) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		var stock bool
+		var membership []events.DynamoDBBatchItemFailure
 		for _, r := range ev.Records {
-			if (r.EventName == string(events.DynamoDBOperationTypeInsert) || r.EventName == string(events.DynamoDBOperationTypeModify)) &&
-				r.Change.Keys["PK"].String() == variants.StockJobPartition {
-				s := RunJobs(ctx, d)
-				slog.InfoContext(ctx, "providers: stock jobs run", "asked", s.Providers, "updated", s.Updated, "failures", s.Failures)
-				break
+			if r.EventName != string(events.DynamoDBOperationTypeInsert) && r.EventName != string(events.DynamoDBOperationTypeModify) {
+				continue
+			}
+			switch r.Change.Keys["PK"].String() {
+			case variants.StockJobPartition:
+				stock = true
+			case catalog.MembershipJobPartition:
+				membership = append(membership, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+			}
+		}
+		if stock {
+			s := RunJobs(ctx, d)
+			slog.InfoContext(ctx, "providers: stock jobs run", "asked", s.Providers, "updated", s.Updated, "failures", s.Failures)
+		}
+		if len(membership) > 0 {
+			n, err := smartcollections.NewService(d).RunMembershipJobs(ctx)
+			if err != nil {
+				slog.WarnContext(ctx, "smart collection membership jobs failed; the stream retries them", "reevaluated", n, "error", err.Error())
+				return events.DynamoDBEventResponse{BatchItemFailures: membership}, nil
 			}
 		}
 		return events.DynamoDBEventResponse{}, nil

@@ -1,6 +1,7 @@
 package smartcollections
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -547,4 +548,47 @@ func CountMembers(ctx context.Context, st store.Store, collectionID int64) (int,
 // CountMembershipsOf counts the product's memberships.
 func CountMembershipsOf(ctx context.Context, st store.Store, productID int64) (int, error) {
 	return st.Count(ctx, store.Query{Index: store.GSI2, PK: ProductMembersIndex(productID)})
+}
+
+// membershipJobPage is how many markers a drain reads a query.
+const membershipJobPage = 100
+
+// RunMembershipJobs reevaluates the products a committed variant change
+// left a marker for (catalog.MembershipJobPartition) and removes the
+// markers it read once their product is up to date: what a request's own
+// Reevaluate did not finish heals here, with no client action. It is
+// idempotent (Reevaluate reads the product as it is now) and returns how
+// many products it reevaluated and the first failure; a marker whose
+// product failed stays for the next run, and one written after the read
+// stays too.
+func (s Service) RunMembershipJobs(ctx context.Context) (int, error) {
+	st, gen := s.Store, s.IDs
+	marks := map[int64][]store.Key{}
+	var order []int64
+	err := records.Each(ctx, st, store.Query{PK: catalog.MembershipJobPartition, Limit: membershipJobPage}, func(it *store.Item) error {
+		if pid, ok := catalog.MembershipJobProduct(it.SK); ok {
+			if marks[pid] == nil {
+				order = append(order, pid)
+			}
+			marks[pid] = append(marks[pid], it.Key())
+		}
+		return nil
+	})
+	done := 0
+	for _, pid := range order {
+		if ctx.Err() != nil {
+			break
+		}
+		if rerr := Reevaluate(ctx, st, gen, pid); rerr != nil {
+			err = cmp.Or(err, rerr)
+			continue
+		}
+		done++
+		ops := make([]store.Op, 0, len(marks[pid]))
+		for _, k := range marks[pid] {
+			ops = append(ops, store.Delete(k, store.Always, 0))
+		}
+		err = cmp.Or(err, records.TransactBatches(ctx, st, ops))
+	}
+	return done, err
 }

@@ -183,9 +183,11 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 		}
 		ops = append(ops, cops...)
 		ops = append(ops, stockJob(ctx, s.IDs, &v)...)
-		err = records.Transact(ctx, s.Store, ops...)
+		mark, markOp := s.membershipMark(pid)
+		err = records.Transact(ctx, s.Store, append(ops, markOp...)...)
 		if err == nil {
-			break
+			s.productChanged(ctx, pid, mark)
+			return v, nil
 		}
 		if store.FailedOn(err, claimKey(&v)) {
 			return catalog.Variant{}, errDuplicate(&v)
@@ -194,8 +196,6 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 			return catalog.Variant{}, err
 		}
 	}
-	s.productChanged(ctx, pid)
-	return v, nil
 }
 
 // Delete removes a product's variant with its order entry, option claim,
@@ -234,8 +234,10 @@ func (s Service) Delete(ctx context.Context, pid, id int64) error {
 			return err
 		}
 		ops = append(ops, cops...)
-		err = records.Transact(ctx, s.Store, ops...)
+		mark, markOp := s.membershipMark(pid)
+		err = records.Transact(ctx, s.Store, append(ops, markOp...)...)
 		if err == nil {
+			s.productChanged(ctx, pid, mark)
 			break
 		}
 		if !retry(ctx, err, attempt) {
@@ -250,7 +252,6 @@ func (s Service) Delete(ctx context.Context, pid, id int64) error {
 		}
 		return records.TransactBatches(ctx, s.Store, mops)
 	})
-	s.productChanged(ctx, pid)
 	return nil
 }
 
@@ -417,14 +418,31 @@ type origin struct {
 // appOrigin is the origin of an admin request: the calling app.
 func appOrigin(ctx context.Context) origin { return origin{author: admin.AppFrom(ctx).Name} }
 
-// productChanged tells smart collections that a product's variants changed.
-// The change has committed; a failure here is logged, not returned.
-func (s Service) productChanged(ctx context.Context, productID int64) {
+// membershipMark is the marker a change that can move productID in or out
+// of smart collections commits with it (catalog.MembershipJobPartition),
+// and its write; none when nothing follows variant changes.
+func (s Service) membershipMark(productID int64) (store.Key, []store.Op) {
+	if s.ProductChanged == nil {
+		return store.Key{}, nil
+	}
+	k := catalog.MembershipJobKey(productID, s.IDs.Next())
+	return k, []store.Op{store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1}, store.Always, 0)}
+}
+
+// productChanged tells smart collections that a product's variants changed
+// and, once they followed, removes the change's marker. The change has
+// committed: a failure here is logged, not returned, and the marker stays
+// for smartcollections.Service.RunMembershipJobs, which heals what this missed.
+func (s Service) productChanged(ctx context.Context, productID int64, mark store.Key) {
 	if s.ProductChanged == nil {
 		return
 	}
-	if err := s.ProductChanged(ctx, productID); err != nil {
-		slog.WarnContext(ctx, "variants: product changed hook failed",
+	err := s.ProductChanged(ctx, productID)
+	if err == nil {
+		err = s.Store.Transact(ctx, store.Delete(mark, store.Always, 0))
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "variants: smart collection membership left to the membership jobs",
 			"request_id", admin.RequestID(ctx), "product_id", productID, "error", err.Error())
 	}
 }
@@ -503,14 +521,15 @@ func (s Service) adjust(ctx context.Context, id int64, in *Input) (catalog.Varia
 	}
 	ops = append(ops, cops...)
 	ops = append(ops, stockJob(ctx, s.IDs, &v)...)
-	err = records.Transact(ctx, s.Store, ops...)
+	mark, markOp := s.membershipMark(v.ProductID)
+	err = records.Transact(ctx, s.Store, append(ops, markOp...)...)
 	if store.FailedOn(err, catalog.VariantKey(id)) {
 		return v, admin.NotFound // deleted since it was read
 	}
 	if err != nil {
 		return v, err
 	}
-	s.productChanged(ctx, v.ProductID)
+	s.productChanged(ctx, v.ProductID, mark)
 	// The response shows the variant as stored now (this and any concurrent
 	// adjustment included); if it is already gone, as this change left it.
 	now, _, err := s.getVariant(ctx, id)
@@ -613,10 +632,16 @@ func (s Service) modify(ctx context.Context, id int64, in *Input, o origin) (cat
 		if !o.provider {
 			ops = append(ops, stockJob(ctx, s.IDs, &v)...)
 		}
+		var mark store.Key
+		if affectsCollections(&before, &v) {
+			var markOp []store.Op
+			mark, markOp = s.membershipMark(pid)
+			ops = append(ops, markOp...)
+		}
 		err = records.Transact(ctx, s.Store, ops...)
 		if err == nil {
-			if affectsCollections(&before, &v) {
-				s.productChanged(ctx, pid)
+			if mark != (store.Key{}) {
+				s.productChanged(ctx, pid, mark)
 			}
 			return v, true, nil
 		}
