@@ -144,5 +144,14 @@ func TestMembershipHealsAfterAFailedStep(t *testing.T) {
 		if n, err := smartcollections.NewService(e.Deps).RunMembershipJobs(context.Background()); n != 0 || err != nil {
 			t.Errorf("a second run: %d reevaluated, %v; want nothing to do", n, err)
 		}
+		// A rules change's marker left behind: the collection is recomputed
+		// from its rules as stored, and the marker goes.
+		mark := catalog.CollectionJobKey(int64(c["id"].(float64)), 1)
+		if err := e.Deps.Store.Transact(context.Background(), catalog.MembershipJob(mark)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := smartcollections.NewService(e.Deps).RunMembershipJobs(context.Background()); n != 1 || err != nil || markers() != 0 || count() != 0 {
+			t.Errorf("a collection's marker: %d recomputed, %v; %d markers, products_count %v", n, err, markers(), count())
+		}
 	}, api.Variants, api.Collections)
 }

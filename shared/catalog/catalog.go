@@ -56,6 +56,29 @@ func MembershipJobProduct(sk string) (int64, bool) {
 	return n, err == nil
 }
 
+// A smart collection whose rules a committed change set leaves a marker of
+// its own in the partition: c<collection id>#<change id>.
+const collectionJobPrefix = "c"
+
+// CollectionJobKey is the marker of change of a smart collection's rules.
+func CollectionJobKey(collectionID, change int64) store.Key {
+	return store.Key{PK: MembershipJobPartition, SK: collectionJobPrefix + records.IDSK(collectionID) + "#" + strconv.FormatInt(change, 10)}
+}
+
+// MembershipJobCollection is the smart collection a marker's sort key names.
+func MembershipJobCollection(sk string) (int64, bool) {
+	rest, ok := strings.CutPrefix(sk, collectionJobPrefix)
+	if !ok {
+		return 0, false
+	}
+	return MembershipJobProduct(rest)
+}
+
+// MembershipJob is the write of a marker.
+func MembershipJob(k store.Key) store.Op {
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1}, store.Always, 0)
+}
+
 // ProductKey, VariantKey and OrderKey address the items.
 func ProductKey(id int64) store.Key { return store.Key{PK: ProductPartition, SK: records.IDSK(id)} }
 func VariantKey(id int64) store.Key { return store.Key{PK: VariantPartition, SK: records.IDSK(id)} }

@@ -553,42 +553,61 @@ func CountMembershipsOf(ctx context.Context, st store.Store, productID int64) (i
 // membershipJobPage is how many markers a drain reads a query.
 const membershipJobPage = 100
 
-// RunMembershipJobs reevaluates the products a committed variant change
-// left a marker for (catalog.MembershipJobPartition) and removes the
-// markers it read once their product is up to date: what a request's own
-// Reevaluate did not finish heals here, with no client action. It is
-// idempotent (Reevaluate reads the product as it is now) and returns how
-// many products it reevaluated and the first failure; a marker whose
-// product failed stays for the next run, and one written after the read
-// stays too.
+// RunMembershipJobs brings up to date what committed changes left a
+// marker for (catalog.MembershipJobPartition): the products of variant
+// changes (Reevaluate) and the collections whose rules changed
+// (Recompute), and removes the markers it read once that is done. What a
+// request's own step after its commit did not finish heals here, with no
+// client action. It is idempotent (both read the state as it is now) and
+// returns how many products and collections it brought up to date and the
+// first failure; a marker whose work failed stays for the next run, and one
+// written after the read stays too.
 func (s Service) RunMembershipJobs(ctx context.Context) (int, error) {
-	st, gen := s.Store, s.IDs
-	marks := map[int64][]store.Key{}
-	var order []int64
-	err := records.Each(ctx, st, store.Query{PK: catalog.MembershipJobPartition, Limit: membershipJobPage}, func(it *store.Item) error {
-		if pid, ok := catalog.MembershipJobProduct(it.SK); ok {
-			if marks[pid] == nil {
-				order = append(order, pid)
-			}
-			marks[pid] = append(marks[pid], it.Key())
+	type target struct {
+		id         int64
+		collection bool
+	}
+	marks := map[target][]store.Key{}
+	var order []target
+	err := records.Each(ctx, s.Store, store.Query{PK: catalog.MembershipJobPartition, Limit: membershipJobPage}, func(it *store.Item) error {
+		var t target
+		if id, ok := catalog.MembershipJobCollection(it.SK); ok {
+			t = target{id, true}
+		} else if id, ok := catalog.MembershipJobProduct(it.SK); ok {
+			t = target{id, false}
+		} else {
+			return nil
 		}
+		if marks[t] == nil {
+			order = append(order, t)
+		}
+		marks[t] = append(marks[t], it.Key())
 		return nil
 	})
 	done := 0
-	for _, pid := range order {
+	for _, t := range order {
 		if ctx.Err() != nil {
 			break
 		}
-		if rerr := Reevaluate(ctx, st, gen, pid); rerr != nil {
+		run := Reevaluate
+		if t.collection {
+			run = Recompute
+		}
+		if rerr := run(ctx, s.Store, s.IDs, t.id); rerr != nil {
 			err = cmp.Or(err, rerr)
 			continue
 		}
 		done++
-		ops := make([]store.Op, 0, len(marks[pid]))
-		for _, k := range marks[pid] {
-			ops = append(ops, store.Delete(k, store.Always, 0))
-		}
-		err = cmp.Or(err, records.TransactBatches(ctx, st, ops))
+		err = cmp.Or(err, s.clearMarks(ctx, marks[t]...))
 	}
 	return done, err
+}
+
+// clearMarks deletes membership markers whose work is done.
+func (s Service) clearMarks(ctx context.Context, marks ...store.Key) error {
+	ops := make([]store.Op, 0, len(marks))
+	for _, k := range marks {
+		ops = append(ops, store.Delete(k, store.Always, 0))
+	}
+	return records.TransactBatches(ctx, s.Store, ops)
 }

@@ -2,8 +2,10 @@ package smartcollections
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
@@ -181,8 +183,10 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 	if in.Handle != nil {
 		explicit = *in.Handle
 	}
+	var mark store.Key
 	_, _, err = handles.Create(ctx, s.Store, s.IDs, HandleNamespace, explicit, rec.Title, func(id int64, handle string) ([]store.Op, error) {
 		rec.ID, rec.Handle = id, handle
+		mark = store.Key{}
 		it := rec.item(1, 0)
 		ops := []store.Op{
 			store.Put(it, store.IfAbsent, 0),
@@ -192,6 +196,10 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 		ops = append(ops, collection.StateCountOps(Partition, nil, &rec.PublishedAt)...)
 		ops = append(ops, records.IndexOps(&it, nil, rec.entries())...)
 		ops = append(ops, imageOps...)
+		if len(rec.Rules) > 0 {
+			mark = catalog.CollectionJobKey(id, s.IDs.Next())
+			ops = append(ops, catalog.MembershipJob(mark))
+		}
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
@@ -203,14 +211,29 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 		return SmartCollection{}, err
 	}
 	if len(rec.Rules) > 0 {
-		if err := recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, 1, 0); err != nil {
-			return SmartCollection{}, err
-		}
-		if err := s.refreshCount(ctx, &rec.SmartCollection); err != nil {
-			return SmartCollection{}, err
-		}
+		s.followRules(ctx, &rec.SmartCollection, mark, func() error {
+			return recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, 1, 0)
+		})
 	}
 	return rec.SmartCollection, nil
+}
+
+// followRules brings a collection's membership after its committed rules
+// (recompute), answers its count, and clears the change's marker. The
+// change has committed and is answered as such: a failure here is logged,
+// and the marker stays for RunMembershipJobs, which heals it.
+func (s Service) followRules(ctx context.Context, c *SmartCollection, mark store.Key, recompute func() error) {
+	err := recompute()
+	if err == nil {
+		err = s.clearMarks(ctx, mark)
+	}
+	if err == nil {
+		err = s.refreshCount(ctx, c)
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "smartcollections: membership left to the membership jobs",
+			"request_id", admin.RequestID(ctx), "collection_id", c.ID, "error", err.Error())
+	}
 }
 
 // Update changes a collection (with its handle claim, rules, image chunks,
@@ -223,6 +246,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
 	var claim store.Key // the handle or guard the change claims, if any
+	var mark store.Key  // the membership job marker of a rules change
 	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		var err error
 		if rec, err = decode(it); err != nil {
@@ -261,7 +285,8 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 			ops = append(ops, claimOp, handles.Release(HandleNamespace, old.Handle))
 		}
 		if rulesChanged {
-			ops = append(ops, rulesPut(rec.ID, rec.Rules, rec.Disjunctive, rec.RulesVersion))
+			mark = catalog.CollectionJobKey(rec.ID, s.IDs.Next())
+			ops = append(ops, rulesPut(rec.ID, rec.Rules, rec.Disjunctive, rec.RulesVersion), catalog.MembershipJob(mark))
 		}
 		ops = append(ops, fileOps...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
@@ -278,12 +303,9 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		return SmartCollection{}, err
 	}
 	if rulesChanged {
-		if err := recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, rec.RulesVersion, rec.ProductsCount); err != nil {
-			return SmartCollection{}, err
-		}
-		if err := s.refreshCount(ctx, &rec.SmartCollection); err != nil {
-			return SmartCollection{}, err
-		}
+		s.followRules(ctx, &rec.SmartCollection, mark, func() error {
+			return recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, rec.RulesVersion, rec.ProductsCount)
+		})
 	}
 	return rec.SmartCollection, nil
 }

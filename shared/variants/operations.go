@@ -426,7 +426,7 @@ func (s Service) membershipMark(productID int64) (store.Key, []store.Op) {
 		return store.Key{}, nil
 	}
 	k := catalog.MembershipJobKey(productID, s.IDs.Next())
-	return k, []store.Op{store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1}, store.Always, 0)}
+	return k, []store.Op{catalog.MembershipJob(k)}
 }
 
 // productChanged tells smart collections that a product's variants changed
