@@ -19,6 +19,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	api.SetupLogging(cfg)
 	deps, err := api.Open(context.Background(), cfg)
 	if err != nil {
 		log.Fatal(err)

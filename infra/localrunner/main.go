@@ -55,6 +55,7 @@ func run() error {
 	// /_local/clock; its offset is restored from the store below.
 	runnerClock := &clock.Offset{}
 	cfg.Clock = runnerClock
+	api.SetupLogging(cfg)
 	deps, err := api.Open(ctx, cfg)
 	if err != nil {
 		return err

@@ -220,10 +220,17 @@ func baseURL(configured string) func(*http.Request) string {
 	}
 }
 
-// Open sets up logging and metrics, opens the configured store and queues,
-// builds the deps (NewDeps) and picks the configured rate limiter.
-func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
+// SetupLogging makes the process's default logger the service's: JSON on
+// stderr at LOG_LEVEL, with the Lambda request id of the invocation. Each
+// main calls it once, at start-up, before Open; nothing else writes the
+// default logger.
+func SetupLogging(cfg config.Config) {
 	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
+}
+
+// Open sets up metrics, opens the configured store and queues, builds the
+// deps (NewDeps) and picks the configured rate limiter.
+func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err

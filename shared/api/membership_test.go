@@ -31,7 +31,6 @@ func TestSmartCollectionMembershipFollowsVariants(t *testing.T) {
 // TestOpenWiresMembership runs the same check on the deps api.Open builds
 // (embedded store), as a Lambda function or the local runner gets them.
 func TestOpenWiresMembership(t *testing.T) {
-	defer slog.SetDefault(slog.Default()) // Open installs a JSON logger
 	deps, err := api.Open(context.Background(), config.Config{Store: "embedded", DataDir: t.TempDir(), LogLevel: slog.LevelError})
 	if err != nil {
 		t.Fatal(err)
