@@ -241,7 +241,7 @@ targets=(
 fuzz_once() {
 	local out
 	out=$(mktemp)
-	go test -run='^$' -fuzz="^$1\$" -fuzztime="$go_time" -parallel=2 "$2" 2>&1 | tee "$out"
+	go test -run='^$' -fuzz="^$1\$" -fuzztime="$go_time" -parallel=1 "$2" 2>&1 | tee "$out"
 	local rc=${PIPESTATUS[0]}
 	if ((rc != 0)) && ! grep -q 'Failing input written to' "$out" && grep -q 'context deadline exceeded' "$out"; then
 		rc=75 # the engine's timeout, not a finding
@@ -249,18 +249,38 @@ fuzz_once() {
 	rm -f "$out"
 	return $rc
 }
-for t in "${targets[@]}"; do
-	set -- $t
+# fuzz_target runs one target (and again after the engine's timeout).
+fuzz_target() {
 	echo "go fuzz $1 ($2, $go_time)"
-	rc=0
+	local rc=0
 	fuzz_once "$1" "$2" || rc=$?
 	if ((rc == 75)); then
 		echo "go fuzz $1: the run ended on the engine's deadline without a finding; running it again"
 		rc=0
 		fuzz_once "$1" "$2" || rc=$?
 	fi
-	((rc == 0)) || status=1
-done
+	return $rc
+}
+# Two lanes, each a target at a time with one fuzzing worker: both cores
+# fuzz all the time, and one lane's build of its next target's instrumented
+# binary overlaps the other's fuzzing (one lane of two workers idled a core
+# while it built). Each lane's output is printed when it is done.
+lane() {
+	local i rc=0
+	for ((i = $1; i < ${#targets[@]}; i += 2)); do
+		fuzz_target ${targets[$i]} || rc=1
+	done
+	return $rc
+}
+logs=$(mktemp -d)
+lane 0 >"$logs/0" 2>&1 &
+lane0=$!
+lane 1 >"$logs/1" 2>&1 &
+lane1=$!
+wait "$lane0" || status=1
+wait "$lane1" || status=1
+cat "$logs/0" "$logs/1"
+rm -rf "$logs"
 }
 
 case $part in

@@ -160,9 +160,12 @@ $(CHECKOV_STAMP):
 # checkov: every check of the template passes or is skipped in the
 # resource's Metadata with its reason (checkov:skip=<id>:<reason>);
 # --skip-download keeps it to the checks it ships with (no network).
+# cfn-lint and checkov (one Python process each) run beside the build.
 template-check: $(VENV_STAMP) $(CHECKOV_STAMP) ## lint template.yaml, sam build it, scan it with checkov
-	$(VENV)/bin/cfn-lint template.yaml
 	rm -rf $(CACHE)/lambda-arm64 && mkdir -p $(CACHE)/lambda-arm64
-	$(LAMBDA_GO_BUILD) -o $(CACHE)/lambda-arm64/ $(addprefix ./,$(SAM_FUNCTION_DIRS))
-	LAMBDA_PREBUILT=$(CACHE)/lambda-arm64 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build --template-file template.yaml --build-dir $(SAM_BUILD_DIR) --build-in-source --no-cached --parallel
-	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation --file template.yaml
+	$(VENV)/bin/cfn-lint template.yaml & lint=$$!; \
+	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation --file template.yaml & scan=$$!; \
+	built=0; $(LAMBDA_GO_BUILD) -o $(CACHE)/lambda-arm64/ $(addprefix ./,$(SAM_FUNCTION_DIRS)) && \
+	LAMBDA_PREBUILT=$(CACHE)/lambda-arm64 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build --template-file template.yaml --build-dir $(SAM_BUILD_DIR) --build-in-source --no-cached --parallel || built=1; \
+	wait $$lint; linted=$$?; wait $$scan; scanned=$$?; \
+	test $$built = 0 -a $$linted = 0 -a $$scanned = 0

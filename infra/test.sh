@@ -100,6 +100,12 @@ browser=TestConfirmationPageInBrowser
 # Shopify's Node library installing an app through chromium (infra/localrunner),
 # run beside the other browser test rather than among the parallel packages.
 node_auth=TestShopifyNodeAuth
+# browser_tests runs both, one after the other (side by side, the install
+# test timed out once while the charge test was being built).
+browser_tests() {
+	go test -count=1 -race -run "^$browser\$" ./shared/charges &&
+		go test -count=1 -run "^$node_auth\$" ./infra/localrunner
+}
 # Tests of data volume rather than concurrency run without the race
 # detector, which makes them 15 times slower and judges nothing in them:
 # a 5 MB theme asset through JSON both ways on both stores (its concurrent
@@ -160,8 +166,7 @@ stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node
 SHOPIFY_NODE=$(make --no-print-directory -s shopify-node-path)
 export SHOPIFY_NODE
 stage "Go tests (-race, both stores)" go_tests
-stage "browser test (chromium)" go test -count=1 -race -run "^$browser\$" ./shared/charges
-stage "app install, Node library (chromium)" go test -count=1 -run "^$node_auth\$" ./infra/localrunner
+stage "browser tests (chromium: charge page, app install)" browser_tests
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis
