@@ -9,3 +9,7 @@ var soakScale = map[string][2]int{"embedded": {8, 300}, "dynamodb": {3, 80}}
 
 // keylessScale: clients and changes each of the keyless soak.
 var keylessScale = map[string][2]int{"embedded": {8, 150}, "dynamodb": {3, 40}}
+
+// keylessNeedsApplied: the full-size run must have met writes that failed
+// after they were applied, or it proved nothing.
+const keylessNeedsApplied = true
