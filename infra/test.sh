@@ -166,7 +166,7 @@ stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node
 SHOPIFY_NODE=$(make --no-print-directory -s shopify-node-path)
 export SHOPIFY_NODE
 stage "Go tests (-race, both stores)" go_tests
-stage "browser tests (chromium: charge page, app install)" browser_tests
+stage "browser tests (chromium)" browser_tests
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (every operation)" bash infra/fuzz.sh ci schemathesis
