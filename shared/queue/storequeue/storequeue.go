@@ -65,9 +65,12 @@ var (
 
 // New returns the queue name kept in st, with the visibility timeout
 // queue.DefaultVisibility. Queues are cheap; a Send wakes waiting Receives of the
-// same *Queue at once, other processes' within MaxPollInterval.
+// same *Queue at once, other processes' within MaxPollInterval. The queue
+// reaches st through store.Retrying, the one retry layer requests use too:
+// a moment's unavailability of the store (a dropped connection, a
+// throttled read) is retried within the call rather than failing it.
 func New(st store.Store, name string) *Queue {
-	return &Queue{st: st, pk: "queue#" + name, visibility: queue.DefaultVisibility, now: time.Now, sent: make(chan struct{})}
+	return &Queue{st: store.Retrying(st), pk: "queue#" + name, visibility: queue.DefaultVisibility, now: time.Now, sent: make(chan struct{})}
 }
 
 type record struct {
