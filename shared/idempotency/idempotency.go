@@ -239,7 +239,7 @@ func Keeps(status int) bool {
 // way. It is best effort: what it cannot write, the lease settles.
 func (k *Keeper) Finish(ctx context.Context, c *Claim, a Answer) error {
 	if !Keeps(a.Status) {
-		err := k.st.Transact(ctx, store.Delete(c.key, store.IfVersion, c.version))
+		err := k.persist(ctx, store.Delete(c.key, store.IfVersion, c.version))
 		if !errors.Is(err, store.ErrConditionFailed) {
 			return err
 		}
@@ -252,10 +252,30 @@ func (k *Keeper) Finish(ctx context.Context, c *Claim, a Answer) error {
 	return k.write(ctx, c, record{Fingerprint: c.fp, State: done, Answer: &a})
 }
 
+// keepRounds is how many times Finish's write or release goes through the
+// store's own retries (store.Retrying: store.RetryAttempts each): a claim
+// neither answered nor released stays "processing" for its Lease, and every
+// retry of the client meets 409 meanwhile, so it is worth more tries than a
+// request's own write. Each round sends the same op: repeating it is
+// harmless.
+const keepRounds = 3
+
 func (k *Keeper) write(ctx context.Context, c *Claim, r record) error {
 	now := admin.ClockFrom(ctx).Now()
 	it := store.Item{PK: c.key.PK, SK: c.key.SK, Version: c.version + 1, ExpiresAt: now.Add(TTL).Unix(), Data: encode(r)}
-	return k.st.Transact(ctx, store.Put(it, store.IfPresent, 0))
+	return k.persist(ctx, store.Put(it, store.IfPresent, 0))
+}
+
+// persist commits op, keepRounds times at most while the store is
+// unavailable.
+func (k *Keeper) persist(ctx context.Context, op store.Op) error {
+	var err error
+	for range keepRounds {
+		if err = k.st.Transact(ctx, op); !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // KeptHeaders are the answer headers kept with an answer; the others are
