@@ -356,6 +356,9 @@ func browser(t *testing.T) context.Context {
 		chromedp.UserDataDir(profile),
 		chromedp.UserAgent("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"),
 	}
+	// A cold chromium can take its time to say where it listens (the
+	// default wait of 20 s was once too short in make test).
+	opts = append(opts, chromedp.WSURLReadTimeout(90*time.Second))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)

@@ -101,6 +101,9 @@ func TestConfirmationPageInBrowser(t *testing.T) {
 			chromedp.UserDataDir(profile),
 			chromedp.WindowSize(900, 700),
 		}
+		// A cold chromium can take its time to say where it listens (the
+		// default wait of 20 s was once too short in make test).
+		opts = append(opts, chromedp.WSURLReadTimeout(90*time.Second))
 		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		defer cancelAlloc()
 		ctx, cancel := chromedp.NewContext(actx)
