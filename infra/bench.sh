@@ -12,7 +12,10 @@
 #   (BenchmarkLocalPipelineSteady), and with one receiver of ten taking 5 s
 #   (BenchmarkLocalPipelineSlowReceiver, the nine others' deliveries);
 # the pipeline's verdicts take the median of the three runs.
-# Then the cold starts of four functions against a hello-world bootstrap
+# Then what each kind of call costs in DynamoDB (BenchmarkCost against
+# DynamoDB Local, started here: read and write units counted, priced beside
+# the call's floor; docs/operations.md's cost table is its output), and the
+# cold starts of four functions against a hello-world bootstrap
 # (infra/coldstart, target <= 1.15x).
 # Needs only Go: hey is installed into .cache/bin on first use. Both servers
 # listen on free 127.0.0.1 ports and are stopped on exit. Figures are
@@ -243,6 +246,11 @@ printf '%-44s %29s\n' "1 of 10 receivers 5 s: the 9 others' p99 ms" "$slow_p99_r
 echo
 echo "Go benchmarks (handlers: per request, embedded store unless NoStorage; pipeline: per delivery, or per steady run):"
 awk '$1 ~ /^Benchmark/' "$tmp/gobench.txt" "$tmp/pipebench.txt" | sed 's/^/  /'
+echo
+echo "Cost per call against DynamoDB Local (go test -run '^\$' -bench BenchmarkCost -benchtime 20x ./shared/api; USD per million calls, x-floor: over the least the call could cost)"
+ddb=$(INSTANCE=bench infra/emulators/dynamodb-local.sh start)
+DYNAMODB_ENDPOINT=$ddb REQUIRE_EMULATORS=1 go test -run '^$' -bench BenchmarkCost -benchtime 20x ./shared/api | awk '$1 ~ /^BenchmarkCost/' | sed 's/^/  /'
+INSTANCE=bench infra/emulators/dynamodb-local.sh stop >/dev/null
 echo
 echo "Cold start: exec to the first answer under a fake Lambda Runtime API, median of interleaved rounds, over a hello-world bootstrap (target <= 1.15)"
 if ! go run ./infra/coldstart -rounds "${BENCH_COLD_ROUNDS:-30}" -max 1.15 functions/redirects functions/metafields functions/collections functions/shopify-paths | sed 's/^/  /'; then

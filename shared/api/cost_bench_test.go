@@ -1,0 +1,190 @@
+package api_test
+
+// BenchmarkCost counts what each kind of call costs in DynamoDB, against
+// DynamoDB Local (dynamotest.Meter: read units as DynamoDB Local reports
+// them, write units computed from item sizes, the indexes' included), and
+// prices it with API Gateway and Lambda beside the least the call could
+// cost (its floor). `make bench` runs it with DYNAMODB_ENDPOINT set; the
+// table in docs/operations.md is its output. Skipped without the emulator.
+//
+//	DYNAMODB_ENDPOINT=... go test -run '^$' -bench BenchmarkCost -benchtime 20x ./shared/api/
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/metrics"
+	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
+	"github.com/storeadmin/adminapi/shared/queue/storequeue"
+	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
+)
+
+// US East on-demand list prices, USD per million.
+const (
+	priceRU      = 0.125
+	priceWU      = 0.625
+	priceHTTPAPI = 1.00
+	priceSQS     = 0.40
+	// A Lambda invocation: the request and 20 ms at 256 MB, arm64.
+	priceLambda = 0.20 + 0.020*0.25*13.3334
+)
+
+// costKind is one kind of call: setup makes its environment, prep (not
+// counted) what one call needs, call makes the call. floorRU and floorWU
+// are the least the call could cost in DynamoDB: what it must read and the
+// record it writes, once, outside a transaction; base is what it costs
+// besides DynamoDB.
+type costKind struct {
+	name             string
+	base             float64
+	floorRU, floorWU float64
+	groups           []api.Group
+	topic            string // subscribed to by a loopback receiver, when set
+	prep             func(b *testing.B, r *costRun, i int) string
+	call             func(b *testing.B, r *costRun, i int, arg string)
+}
+
+// costRun is one kind's environment: a seeded, metered DynamoDB Local
+// table serving its groups, its delivery queue kept apart (SQS in AWS, not
+// DynamoDB).
+type costRun struct {
+	e     *apitest.Env
+	meter *dynamotest.Meter
+	d     *delivery.Dispatcher
+}
+
+func BenchmarkCost(b *testing.B) {
+	dynamotest.Endpoint(b) // skips without DYNAMODB_ENDPOINT
+	for _, k := range costKinds {
+		b.Run(k.name, func(b *testing.B) { runCost(b, k) })
+	}
+}
+
+func runCost(b *testing.B, k costKind) {
+	st, m := dynamotest.OpenMetered(b)
+	r := &costRun{e: apitest.New(b, st, k.groups...), meter: m}
+	r.e.Change(func(d *platform.Deps) { d.Queue = storequeue.New(apitest.OpenEmbedded(b), api.DeliveryQueue) })
+	r.e.Change(func(d *platform.Deps) { d.Metrics = metrics.New(io.Discard, "") })
+	r.d = api.Dispatcher(r.e.Deps, config.Config{})
+	if k.topic != "" {
+		rc := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		b.Cleanup(rc.Close)
+		r.e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": k.topic, "address": rc.URL + "/hook"}}).Expect(b, http.StatusCreated)
+	}
+	var total dynamotest.Usage
+	i := 0
+	for b.Loop() {
+		i++
+		b.StopTimer()
+		arg := k.prep(b, r, i)
+		m.Take()
+		b.StartTimer()
+		k.call(b, r, i, arg)
+		if i == 1 && testing.Verbose() {
+			b.Logf("%s: write units of one call: %v", k.name, m.Detail())
+		}
+		u := m.Take()
+		total.Calls += u.Calls
+		total.RU += u.RU
+		total.WU += u.WU
+	}
+	n := float64(i)
+	ru, wu := total.RU/n, total.WU/n
+	usd := k.base + ru*priceRU + wu*priceWU
+	floor := k.base + k.floorRU*priceRU + k.floorWU*priceWU
+	b.ReportMetric(float64(total.Calls)/n, "calls/op")
+	b.ReportMetric(ru, "RU/op")
+	b.ReportMetric(wu, "WU/op")
+	b.ReportMetric(usd, "USD/M")
+	b.ReportMetric(usd/floor, "x-floor")
+}
+
+func noPrep(*testing.B, *costRun, int) string { return "" }
+
+var costKinds = []costKind{
+	{name: "get_redirect", base: priceHTTPAPI + priceLambda, floorRU: 1, groups: []api.Group{api.Redirects},
+		prep: func(b *testing.B, r *costRun, i int) string {
+			return redirectOf(b, r.e, fmt.Sprintf("/cost-get-%d", i))
+		},
+		call: func(b *testing.B, r *costRun, _ int, path string) { r.e.Do("GET", path, nil).Expect(b, http.StatusOK) }},
+	{name: "create_redirect", base: priceHTTPAPI + priceLambda, floorWU: 1, groups: []api.Group{api.Redirects},
+		prep: noPrep,
+		call: func(b *testing.B, r *costRun, i int, _ string) { redirectOf(b, r.e, fmt.Sprintf("/cost-create-%d", i)) }},
+	{name: "delete_redirect", base: priceHTTPAPI + priceLambda, floorRU: 1, floorWU: 1, groups: []api.Group{api.Redirects},
+		prep: func(b *testing.B, r *costRun, i int) string {
+			return redirectOf(b, r.e, fmt.Sprintf("/cost-delete-%d", i))
+		},
+		call: func(b *testing.B, r *costRun, _ int, path string) {
+			r.e.Do("DELETE", path, nil).Expect(b, http.StatusOK)
+		}},
+	{name: "update_page_body", base: priceHTTPAPI + priceLambda, floorRU: 1, floorWU: 1, groups: []api.Group{api.Pages},
+		prep: func(b *testing.B, r *costRun, i int) string {
+			p := r.e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": fmt.Sprintf("Cost %d", i), "body_html": "<p>Before.</p>"}}).Expect(b, http.StatusCreated)
+			return fmt.Sprintf("/web/pages/%d.json", int64(p.Object(b, "page")["id"].(float64)))
+		},
+		call: func(b *testing.B, r *costRun, i int, path string) {
+			r.e.Do("PUT", path, map[string]any{"page": map[string]any{"body_html": fmt.Sprintf("<p>After %d.</p>", i)}}).Expect(b, http.StatusOK)
+		}},
+	{name: "create_custom_collection_subscribed", base: priceHTTPAPI + priceLambda, floorWU: 1,
+		groups: []api.Group{api.Collections, api.Webhooks}, topic: "collections/create",
+		prep: noPrep,
+		call: func(b *testing.B, r *costRun, i int, _ string) { collectionOf(b, r.e, fmt.Sprintf("Cost %d", i)) }},
+	// A delivery: the fan-out of one notification, then its one message
+	// delivered (a batch of 1). Base: the Lambda invocation and the SQS
+	// requests (send, receive, delete).
+	{name: "webhook_delivery", base: priceLambda + 3*priceSQS, floorRU: 1, floorWU: 1,
+		groups: []api.Group{api.Collections, api.Webhooks}, topic: "collections/create",
+		prep: func(b *testing.B, r *costRun, i int) string {
+			collectionOf(b, r.e, fmt.Sprintf("Delivered %d", i))
+			return strconv.FormatInt(lastNotification(b, r.e), 10)
+		},
+		call: func(b *testing.B, r *costRun, _ int, arg string) {
+			ctx := context.Background()
+			nid, _ := strconv.ParseInt(arg, 10, 64)
+			if err := delivery.FanOut(ctx, r.e.Deps.Store, r.e.Deps.Queue, nid); err != nil {
+				b.Fatal(err)
+			}
+			ms, err := r.e.Deps.Queue.Receive(ctx, 1, time.Second)
+			if err != nil || len(ms) != 1 {
+				b.Fatalf("receive: %d messages, %v", len(ms), err)
+			}
+			if retry := delivery.Handle(delivery.Batch(ctx), r.e.Deps.Queue, r.d, ms[0]); retry {
+				b.Fatal("delivery failed")
+			}
+		}},
+}
+
+func redirectOf(b *testing.B, e *apitest.Env, path string) string {
+	r := e.Do("POST", "/web/redirects.json", map[string]any{"redirect": map[string]any{"path": path, "target": "/target"}}).Expect(b, http.StatusCreated)
+	return fmt.Sprintf("/web/redirects/%d.json", int64(r.Object(b, "redirect")["id"].(float64)))
+}
+
+func collectionOf(b *testing.B, e *apitest.Env, title string) {
+	e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": title}}).Expect(b, http.StatusCreated)
+}
+
+// lastNotification is the id of the newest outbox marker.
+func lastNotification(b *testing.B, e *apitest.Env) int64 {
+	items, _, err := store.Innermost(e.Deps.Store).Query(context.Background(), store.Query{PK: outbox.Partition, Desc: true, Limit: 1})
+	if err != nil || len(items) == 0 {
+		b.Fatalf("no outbox marker: %v", err)
+	}
+	id, err := records.ParseIDSK(items[0].SK)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
