@@ -9,14 +9,25 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/providers"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/variants"
 )
 
-// jobInterval is how often the runner drains the single-SKU stock jobs.
-const jobInterval = time.Second
+// A commit of a job marker (a single-SKU stock job, a smart collection
+// membership left undone) runs its jobs jobSettle later, so that a burst of
+// commits is one run and a request's own membership step, which clears its
+// marker, usually finishes first. The jobs also run at start (what a killed
+// runner left) and every idleLook besides (what failed, and what another
+// process committed); nothing polls the store more often while idle.
+const (
+	jobSettle = time.Second
+	idleLook  = 5 * time.Second
+)
 
 // pollJob is one of the hourly fulfillment provider polls. Its mutex keeps
 // a scheduled run and one asked for over HTTP from overlapping.
@@ -46,9 +57,9 @@ func pollJobs() []*pollJob {
 }
 
 // runJobs runs each poll every interval (the first after one interval: a
-// restart does not ask every provider again) and drains the stock jobs
-// every second, until ctx ends.
-func runJobs(ctx context.Context, d *platform.Deps, jobs []*pollJob, interval time.Duration) {
+// restart does not ask every provider again) and drains the stock and
+// membership jobs as their markers are committed, until ctx ends.
+func runJobs(ctx context.Context, d *platform.Deps, w *store.Watched, jobs []*pollJob, interval time.Duration) {
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
@@ -57,20 +68,51 @@ func runJobs(ctx context.Context, d *platform.Deps, jobs []*pollJob, interval ti
 			every(ctx, interval, func() { j.runOnce(ctx, d) })
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		every(ctx, jobInterval, func() {
+		drain(ctx, w.Woken(variants.StockJobPartition), func() {
 			if s := providers.RunJobs(ctx, d); s.Providers > 0 || s.Failures > 0 {
 				slog.Info("stock jobs run", "asked", s.Providers, "updated", s.Updated, "failures", s.Failures)
 			}
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		membership := smartcollections.NewService(d)
+		drain(ctx, w.Woken(catalog.MembershipJobPartition), func() {
 			// What a request's smart collection membership step left undone.
-			if n, err := smartcollections.NewService(d).RunMembershipJobs(ctx); n > 0 || err != nil {
+			if n, err := membership.RunMembershipJobs(ctx); n > 0 || err != nil {
 				slog.Info("membership jobs run", "reevaluated", n, "error", fmt.Sprint(err))
 			}
 		})
 	}()
 	wg.Wait()
+}
+
+// drain runs fn at once, then jobSettle after a wake-up (later wake-ups
+// before that run join it, so a steady stream of commits cannot postpone
+// it) and idleLook after each run, until ctx ends.
+func drain(ctx context.Context, wake <-chan struct{}, fn func()) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	due := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+			if soon := time.Now().Add(jobSettle); soon.Before(due) {
+				due = soon
+				t.Reset(jobSettle)
+			}
+			continue
+		case <-t.C:
+		}
+		fn()
+		due = time.Now().Add(idleLook)
+		t.Reset(idleLook)
+	}
 }
 
 // every calls fn each interval until ctx ends; a run that takes longer

@@ -23,14 +23,17 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes"
+	"github.com/storeadmin/adminapi/shared/variants"
 )
 
 // deliveryWorkers is how many deliveries the runner has in hand at once
@@ -73,9 +76,11 @@ func run() error {
 		injector = faults.New(cfg.FaultRate)
 		api.InjectFaults(deps.Deps, injector)
 	}
-	// Committing a notification wakes the outbox pump at once (it also
-	// polls, for what another process committed).
-	deps.Store = delivery.WatchOutbox(deps.Store)
+	// Committing a notification or a job marker wakes its worker at once:
+	// an idle runner does not poll its store (the workers look every few
+	// seconds besides, for what another process committed).
+	watched := store.Watch(deps.Store, outbox.Partition, catalog.MembershipJobPartition, variants.StockJobPartition)
+	deps.Store = watched
 	if err := loadSeed(ctx, cfg, deps.Store); err != nil {
 		return err
 	}
@@ -146,7 +151,7 @@ func run() error {
 	}()
 	go func() {
 		defer pipelineDone.Done()
-		delivery.Pump(pipeline, deps.Store, deps.Queue, 100*time.Millisecond)
+		delivery.Pump(pipeline, deps.Store, deps.Queue, watched.Woken(outbox.Partition), idleLook)
 	}()
 	go func() {
 		defer pipelineDone.Done()
@@ -154,7 +159,7 @@ func run() error {
 	}()
 	go func() {
 		defer pipelineDone.Done()
-		runJobs(pipeline, deps.Deps, jobs, cfg.PollInterval)
+		runJobs(pipeline, deps.Deps, watched, jobs, cfg.PollInterval)
 	}()
 	defer func() { stopPipeline(); pipelineDone.Wait() }()
 

@@ -19,11 +19,12 @@ import (
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/store"
 )
 
 // benchPipeline is the local runner's pipeline on the embedded store, as
-// infra/localrunner wires it (outbox pump woken on commit, polling every
-// 100 ms besides; 64 deliveries in hand), with loopback receivers that
+// infra/localrunner wires it (outbox pump woken on commit, looking every
+// 5 s besides; 64 deliveries in hand), with loopback receivers that
 // note when each change arrived.
 type benchPipeline struct {
 	e    *apitest.Env
@@ -37,7 +38,8 @@ type benchPipeline struct {
 
 func newBenchPipeline(b *testing.B) *benchPipeline {
 	e := apitest.New(b, apitest.OpenEmbedded(b), api.Webhooks)
-	e.Change(func(d *platform.Deps) { d.Store = delivery.WatchOutbox(d.Store) })
+	watched := store.Watch(e.Deps.Store, outbox.Partition)
+	e.Change(func(d *platform.Deps) { d.Store = watched })
 	p := &benchPipeline{e: e, arrived: make(chan struct{}, 1<<20)}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.ctx = ctx
@@ -45,7 +47,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	b.Cleanup(func() { cancel(); running.Wait() }) // before the store closes
 	d := api.Dispatcher(e.Deps, config.Config{})
 	running.Add(2)
-	go func() { defer running.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, 100*time.Millisecond) }()
+	go func() { defer running.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, watched.Woken(outbox.Partition), 5*time.Second) }()
 	go func() { defer running.Done(); delivery.Consume(ctx, e.Deps.Queue, d, 64) }()
 	return p
 }

@@ -46,7 +46,7 @@ func Consume(ctx context.Context, q queue.Queue, d *Dispatcher, workers int) {
 		slots <- struct{}{} // wait for one free worker before asking for more
 		free := 1 + (workers - len(slots))
 		<-slots
-		msgs, err := q.Receive(ctx, min(free, queue.MaxReceive), time.Second)
+		msgs, err := q.Receive(ctx, min(free, queue.MaxReceive), queue.MaxWait)
 		if err != nil {
 			if ctx.Err() == nil {
 				slog.Error("delivery queue receive failed", "error", err.Error())

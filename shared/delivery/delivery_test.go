@@ -121,7 +121,7 @@ func startPipeline(t *testing.T, e *apitest.Env, retryBase time.Duration, worker
 	d := api.Dispatcher(e.Deps, config.Config{RetryBase: retryBase})
 	d.MaxDelay = 20 * retryBase
 	p.done.Add(2)
-	go func() { defer p.done.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, 20*time.Millisecond) }()
+	go func() { defer p.done.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, nil, 20*time.Millisecond) }()
 	go func() { defer p.done.Done(); delivery.Consume(ctx, e.Deps.Queue, d, n) }()
 	t.Cleanup(func() { cancel(); p.done.Wait() })
 	return p

@@ -159,14 +159,12 @@ const pumpPage = 100
 
 // Pump fans out notifications from the outbox partition until ctx ends: the
 // local runner's stand-in for the table stream. Markers are durable, so a
-// restart resumes where it stopped. It looks every `every`, and at once
-// when st is a WatchOutbox store that committed a notification.
-func Pump(ctx context.Context, st store.Store, q queue.Queue, every time.Duration) {
-	var wake <-chan struct{}
-	if w, ok := st.(*Watched); ok {
-		wake = w.wake
-	}
-	t := time.NewTicker(every)
+// restart resumes where it stopped. It looks at once when wake receives
+// (store.Watched: a commit wrote a marker), after a failed look within
+// pumpRetry, and otherwise every idle (for what another process
+// committed): an idle runner does not poll its store.
+func Pump(ctx context.Context, st store.Store, q queue.Queue, wake <-chan struct{}, idle time.Duration) {
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Limit: pumpPage})
@@ -183,14 +181,20 @@ func Pump(ctx context.Context, st store.Store, q queue.Queue, every time.Duratio
 			ids = append(ids, id)
 		}
 		if len(ids) > 0 {
-			done, err := FanOutMany(ctx, st, q, ids)
-			if err != nil && ctx.Err() == nil {
-				slog.Error("fan-out failed", "notification", ids[done], "error", err.Error())
+			done, ferr := FanOutMany(ctx, st, q, ids)
+			if ferr != nil && ctx.Err() == nil {
+				slog.Error("fan-out failed", "notification", ids[done], "error", ferr.Error())
+				err = ferr
 			}
 		}
 		if len(items) == pumpPage && err == nil {
 			continue
 		}
+		wait := idle
+		if err != nil {
+			wait = min(idle, pumpRetry)
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -200,36 +204,8 @@ func Pump(ctx context.Context, st store.Store, q queue.Queue, every time.Duratio
 	}
 }
 
-// Watched is a store that tells Pump when a transaction writing an outbox
-// marker commits, so that the local runner fans a change out at once
-// rather than at the next poll.
-type Watched struct {
-	store.Store
-	wake chan struct{}
-}
-
-// WatchOutbox wraps st; give the wrapper to everything that writes
-// notifications, and to Pump.
-func WatchOutbox(st store.Store) *Watched {
-	return &Watched{Store: st, wake: make(chan struct{}, 1)}
-}
-
-// Transact commits ops, then wakes Pump if they wrote an outbox marker.
-func (w *Watched) Transact(ctx context.Context, ops ...store.Op) error {
-	if err := w.Store.Transact(ctx, ops...); err != nil {
-		return err
-	}
-	for i := range ops {
-		if ops[i].Kind == store.OpPut && ops[i].Item.PK == outbox.Partition {
-			select {
-			case w.wake <- struct{}{}:
-			default: // a wake-up is already pending
-			}
-			break
-		}
-	}
-	return nil
-}
+// pumpRetry is how soon Pump looks again after a failed look or fan-out.
+const pumpRetry = 100 * time.Millisecond
 
 // SweepAge is how old an outbox marker must be before Sweep fans it out:
 // older than any stream delivery still in flight.

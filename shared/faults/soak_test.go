@@ -394,7 +394,7 @@ func startPipeline(e *apitest.Env) (stop func()) {
 	d.MaxDelay = 200 * time.Millisecond
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, 20*time.Millisecond) }()
+	go func() { defer wg.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, nil, 20*time.Millisecond) }()
 	go func() { defer wg.Done(); delivery.Consume(ctx, e.Deps.Queue, d, 8) }()
 	return func() { cancel(); wg.Wait() }
 }

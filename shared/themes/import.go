@@ -14,6 +14,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/outbound"
+	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
@@ -109,7 +110,7 @@ func (s Service) HandleMessage(ctx context.Context, body []byte, attempt int) er
 func (s Service) ConsumeImports(ctx context.Context) {
 	q := s.ThemeImports
 	for ctx.Err() == nil {
-		msgs, err := q.Receive(ctx, 1, time.Second)
+		msgs, err := q.Receive(ctx, 1, queue.MaxWait)
 		if err != nil {
 			if ctx.Err() == nil {
 				slog.Error("theme import queue receive failed", "error", err.Error())

@@ -31,15 +31,18 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// An empty Receive looks again after PollInterval, then after twice as
-// long each time, up to MaxPollInterval: every look is a Query, and an idle
-// consumer looking 20 times a second kept DynamoDB busy for nothing. A Send
-// through the same Queue still wakes it at once; a message that becomes
-// visible with time (a deferral, a visibility timeout) or is sent by
-// another process is seen within MaxPollInterval.
+// A Receive that finds only messages not yet visible looks again after
+// PollInterval, then after twice as long each time, up to MaxPollInterval,
+// so that a message that becomes visible with time (a deferral, a
+// visibility timeout) is seen within MaxPollInterval. One that finds the
+// queue empty looks again after IdleInterval: every look is a Query, and an
+// idle consumer looking 20 times a second kept the store busy for nothing.
+// A Send through the same Queue wakes it at once; another process's Send is
+// seen within IdleInterval.
 const (
 	PollInterval    = 50 * time.Millisecond
 	MaxPollInterval = 400 * time.Millisecond
+	IdleInterval    = 5 * time.Second
 )
 
 // maxSendBytes bounds the encoded items of one Send transaction, well below
@@ -175,7 +178,7 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 	for {
 		// Taken before looking, so that a Send after the look wakes us.
 		sent := q.sentChan()
-		msgs, err := q.receive(ctx, max)
+		msgs, empty, err := q.receive(ctx, max)
 		if len(msgs) > 0 || err != nil {
 			return msgs, err
 		}
@@ -185,6 +188,9 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 		}
 		d := min(left, interval)
 		interval = min(2*interval, MaxPollInterval)
+		if empty {
+			d = min(left, IdleInterval)
+		}
 		if timer == nil {
 			timer = time.NewTimer(d)
 			defer timer.Stop()
@@ -202,16 +208,29 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 
 // receive is one look: one Query, then one transaction claiming every
 // visible message it found (a message another consumer claimed first is
-// dropped from the claim, which is tried again without it).
-func (q *Queue) receive(ctx context.Context, max int) ([]queue.Message, error) {
+// dropped from the claim, which is tried again without it). empty says the
+// queue held no message at all, visible or not. Messages sort by the time
+// they become visible, so the visible ones are the first.
+func (q *Queue) receive(ctx context.Context, max int) (msgs []queue.Message, empty bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	now := q.now()
-	items, _, err := q.st.Query(ctx, store.Query{PK: q.pk, Before: stamp(now) + "~", Limit: max})
+	items, _, err := q.st.Query(ctx, store.Query{PK: q.pk, Limit: max})
 	if err != nil {
-		return nil, fmt.Errorf("storequeue: receive: %w", err)
+		return nil, false, fmt.Errorf("storequeue: receive: %w", err)
 	}
+	if len(items) == 0 {
+		return nil, true, nil
+	}
+	visibleBefore := stamp(now) + "~"
+	items = slices.DeleteFunc(items, func(it store.Item) bool { return it.SK >= visibleBefore })
+	msgs, err = q.claim(ctx, items)
+	return msgs, false, err
+}
+
+// claim claims the visible items.
+func (q *Queue) claim(ctx context.Context, items []store.Item) ([]queue.Message, error) {
 	// Concurrent consumers see the same first items; claiming in random
 	// order spreads them out instead of making all but one lose each race.
 	mrand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
