@@ -7,9 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 )
 
 // TestKeylessRetriesNeverDuplicate: concurrent clients retry every 503
@@ -18,7 +20,9 @@ import (
 // commit (store.Retrying, under its request token), so it answers what
 // happened: afterwards no create left two records, no delete of the
 // client's own record answered 404, and no create answered 422 "has
-// already been taken" to the request that created the record.
+// already been taken" to the request that created the record. Every
+// create and delete of a collection is delivered to its webhook under one
+// webhook id: no change is notified twice.
 //
 // Clients that send an Idempotency-Key (a fresh one per change, kept over
 // its retries) get the same, and never a final 409 "applied, but its
@@ -32,7 +36,14 @@ func TestKeylessRetriesNeverDuplicate(t *testing.T) {
 func retryingClientsSoak(t *testing.T, keyed bool) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		name := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
+		e.Deps.Queue.(*storequeue.Queue).UseVisibility(time.Second) // a delivery whose ack failed comes back soon
+		rc := newReceiver(t)
+		for _, topic := range []string{"collections/create", "collections/delete"} {
+			e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": topic, "address": rc.URL}}).Expect(t, 201)
+		}
 		in := e.InjectFaults(0.3)
+		stop := startPipeline(e)
+		defer stop()
 		in.Start()
 		scale := keylessScale[name]
 		var st keylessStats
@@ -75,13 +86,54 @@ func retryingClientsSoak(t *testing.T, keyed bool) {
 				}
 			}
 		}
-		t.Logf("%s, 30%% faults, %s clients retrying 503: %d creates, %d deletes, %d updates in %d requests (%d answered 503, %d 409 in progress); %d duplicated, %d false 404, %d false 422, %d final 409 answer lost; faults injected: %d reads, %d writes (%d applied before failing)",
+		notified := keylessDelivered(t, clients, rc)
+		t.Logf("%s, 30%% faults, %s clients retrying 503: %d creates, %d deletes, %d updates in %d requests (%d answered 503, %d 409 in progress); %d duplicated, %d false 404, %d false 422, %d final 409 answer lost; %d creates and deletes delivered, %d under two webhook ids; faults injected: %d reads, %d writes (%d applied before failing)",
 			name, map[bool]string{false: "keyless", true: "keyed"}[keyed], st.creates.Load(), st.deletes.Load(), st.updates.Load(), st.requests.Load(), st.unavailable.Load(), st.busy.Load(),
-			duplicates, st.false404.Load(), st.false422.Load(), st.lost.Load(), f.Reads, f.Writes, f.Applied)
+			duplicates, st.false404.Load(), st.false422.Load(), st.lost.Load(), notified, rc.duplicated("collections/create")+rc.duplicated("collections/delete"), f.Reads, f.Writes, f.Applied)
+		for _, topic := range []string{"collections/create", "collections/delete"} {
+			if n := rc.duplicated(topic); n > 0 {
+				t.Errorf("%s: %d changes delivered under more than one webhook id", topic, n)
+			}
+		}
 		if keylessNeedsApplied && (f.Writes == 0 || f.Applied == 0) {
 			t.Fatal("no write failed after it was applied: the soak proves nothing")
 		}
-	}, api.Redirects, api.Collections)
+	}, api.Redirects, api.Collections, api.Webhooks)
+}
+
+// keylessDelivered waits until every acknowledged create and delete of a
+// collection reached the receiver (the pipeline drains on its own time,
+// faults off), and returns how many there were.
+func keylessDelivered(t *testing.T, clients []*keylessClient, rc *receiver) int {
+	t.Helper()
+	want := map[string][]int64{}
+	for _, c := range clients {
+		for _, col := range c.collections {
+			want["collections/create"] = append(want["collections/create"], col.id)
+			if col.deleted {
+				want["collections/delete"] = append(want["collections/delete"], col.id)
+			}
+		}
+	}
+	missing := func() (topic string, id int64, n int) {
+		got := rc.changes()
+		for tp, ids := range want {
+			for _, x := range ids {
+				if !got[tp][x] {
+					topic, id, n = tp, x, n+1
+				}
+			}
+		}
+		return topic, id, n
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, _, n := missing(); n > 0 && time.Now().Before(deadline); _, _, n = missing() {
+		time.Sleep(50 * time.Millisecond) // the pipeline drains on its own time
+	}
+	if topic, id, n := missing(); n > 0 {
+		t.Errorf("%d acknowledged changes never delivered, such as %s of %d", n, topic, id)
+	}
+	return len(want["collections/create"]) + len(want["collections/delete"])
 }
 
 type keylessStats struct {

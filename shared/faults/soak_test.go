@@ -332,6 +332,11 @@ func checkDeliveries(t *testing.T, clients []*client, live map[int64]string, rc 
 			t.Errorf("collection %d: its create was delivered, but it is not there and was never deleted", id)
 		}
 	}
+	for _, topic := range []string{"collections/create", "collections/delete"} {
+		if n := rc.duplicated(topic); n > 0 {
+			t.Errorf("%s: %d changes delivered under more than one webhook id", topic, n)
+		}
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.mismatched > 0 {
@@ -347,10 +352,12 @@ type receiver struct {
 	byTopic    map[string]map[int64]bool
 	bodies     map[string]string
 	mismatched int
+	// deliveries are the webhook ids each change arrived under.
+	deliveries map[string]map[int64]map[string]bool
 }
 
 func newReceiver(t *testing.T) *receiver {
-	rc := &receiver{byTopic: map[string]map[int64]bool{}, bodies: map[string]string{}}
+	rc := &receiver{byTopic: map[string]map[int64]bool{}, bodies: map[string]string{}, deliveries: map[string]map[int64]map[string]bool{}}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var m struct {
@@ -363,6 +370,13 @@ func newReceiver(t *testing.T) *receiver {
 			rc.byTopic[topic] = map[int64]bool{}
 		}
 		rc.byTopic[topic][m.ID] = true
+		if rc.deliveries[topic] == nil {
+			rc.deliveries[topic] = map[int64]map[string]bool{}
+		}
+		if rc.deliveries[topic][m.ID] == nil {
+			rc.deliveries[topic][m.ID] = map[string]bool{}
+		}
+		rc.deliveries[topic][m.ID][id] = true
 		if prev, ok := rc.bodies[id]; ok && prev != string(body) {
 			rc.mismatched++
 		}
@@ -384,6 +398,22 @@ func (rc *receiver) changes() map[string]map[int64]bool {
 		}
 	}
 	return out
+}
+
+// duplicated counts the records whose change of topic arrived under more
+// than one webhook id: one change notified twice. (A delivery repeated
+// under its own id is at-least-once delivery, which receivers
+// de-duplicate.)
+func (rc *receiver) duplicated(topic string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, ids := range rc.deliveries[topic] {
+		if len(ids) > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // startPipeline runs the local runner's in-process pipeline (outbox pump,
