@@ -47,7 +47,10 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	b.Cleanup(func() { cancel(); running.Wait() }) // before the store closes
 	d := api.Dispatcher(e.Deps, config.Config{})
 	running.Add(2)
-	go func() { defer running.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, watched.Woken(outbox.Partition), 5*time.Second) }()
+	go func() {
+		defer running.Done()
+		delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, watched.Woken(outbox.Partition), 5*time.Second)
+	}()
 	go func() { defer running.Done(); delivery.Consume(ctx, e.Deps.Queue, d, 64) }()
 	return p
 }
