@@ -250,7 +250,7 @@ func TestProviderJobEndpoints(t *testing.T) {
 		t.Errorf("variant after fetch_stock: %d %v", status, body)
 	}
 	// An admin change asks the provider for the SKU in the background (the
-	// runner drains the stock jobs every second); the response does not wait.
+	// runner drains the stock jobs a second after one is committed); the response does not wait.
 	status, body = r.do(t, token, "PUT", "/com/variants/6.json", `{"variant":{"inventory_quantity":3}}`)
 	if v, _ := body["variant"].(map[string]any); status != 200 || v["inventory_quantity"] != 3.0 {
 		t.Fatalf("admin change: %d %v", status, body)

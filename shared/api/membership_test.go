@@ -93,7 +93,7 @@ func membershipFollowsVariants(t *testing.T, e *apitest.Env) {
 
 // A variant change whose request could not bring smart collection
 // membership along (the step after its commit failed) leaves a marker in
-// the same transaction; the membership jobs (the runner every second, the
+// the same transaction; the membership jobs (the runner a second after the commit, the
 // provider-jobs function on the stream in AWS) reevaluate the product, with
 // no client action, and clear the marker. A request whose step succeeded
 // leaves none.

@@ -39,7 +39,7 @@ const (
 // product has not been reevaluated since: the change commits it, the
 // request removes it once smartcollections.Reevaluate succeeded, and
 // smartcollections.Service.RunMembershipJobs reevaluates whatever is left (the
-// runner every second; in AWS the provider-jobs function, on the stream).
+// runner a second after the commit and at start; in AWS the provider-jobs function, on the stream).
 // SK: <product id>#<change id>, so that each change has its own and a
 // drain removes only the markers it read.
 const MembershipJobPartition = "membershipjob"

@@ -34,8 +34,9 @@ const (
 // time, then the marker is deleted unless it was written again meanwhile
 // (its Version is checked), in which case the next run asks again. A job
 // is tried once: a failed request is logged and counted, and the hourly
-// FetchStock catches up. The local runner calls it every second; in AWS
-// StreamHandler does when the table's stream shows a new marker.
+// FetchStock catches up. The local runner calls it a second after a job
+// is committed (and every few seconds); in AWS StreamHandler does when the
+// table's stream shows a new marker.
 func RunJobs(ctx context.Context, d *platform.Deps) Summary {
 	const job = "fetch_stock (one SKU)"
 	t := tally{metrics: d.Metrics}
@@ -75,7 +76,7 @@ func RunJobs(ctx context.Context, d *platform.Deps) Summary {
 		}
 	}
 	if s := t.result(); s.Providers == 0 && s.Failures == 0 {
-		return s // nothing to do: no metric (the local runner looks every second)
+		return s // nothing to do: no metric (the local runner looks often)
 	}
 	return t.done(ctx, "fetch_stock_sku")
 }
