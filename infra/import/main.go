@@ -17,6 +17,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/seed"
+	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
 )
 
@@ -57,11 +58,14 @@ func run(path string, createTable, reindex bool) error {
 			return err
 		}
 	}
-	st, err := api.OpenStore(ctx, cfg)
+	raw, err := api.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer raw.Close()
+	// Through the one retry layer requests use: a throttled write or a
+	// dropped connection is tried again (under its request token), not fatal.
+	st := store.Retrying(raw)
 	if data != nil {
 		_, sum, err := seed.Load(ctx, st, data)
 		if err != nil {
