@@ -31,16 +31,16 @@ import (
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
-// A Receive that finds only messages not yet visible looks again after
-// PollInterval, then after twice as long each time, up to MaxPollInterval,
-// so that a message that becomes visible with time (a deferral, a
-// visibility timeout) is seen within MaxPollInterval. One that finds the
-// queue empty looks again after IdleInterval: every look is a Query, and an
-// idle consumer looking 20 times a second kept the store busy for nothing.
-// A Send through the same Queue wakes it at once; another process's Send is
-// seen within IdleInterval.
+// A Receive that finds only messages not yet visible looks again when the
+// first of them becomes visible (it knows when: messages sort by that
+// time), after PollInterval at least and MaxPollInterval at most, the
+// latter for a clock that does not move with time (a test's). One that
+// finds the queue empty looks again after IdleInterval: every look is a
+// Query, and an idle consumer looking 20 times a second kept the store busy
+// for nothing. A Send through the same Queue wakes it at once; another
+// process's Send is seen within IdleInterval.
 const (
-	PollInterval    = 50 * time.Millisecond
+	PollInterval    = 5 * time.Millisecond
 	MaxPollInterval = 400 * time.Millisecond
 	IdleInterval    = 5 * time.Second
 )
@@ -174,11 +174,10 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 	max = min(max, queue.MaxReceive)
 	deadline := time.Now().Add(wait)
 	var timer *time.Timer
-	interval := PollInterval
 	for {
 		// Taken before looking, so that a Send after the look wakes us.
 		sent := q.sentChan()
-		msgs, empty, err := q.receive(ctx, max)
+		msgs, next, err := q.receive(ctx, max)
 		if len(msgs) > 0 || err != nil {
 			return msgs, err
 		}
@@ -186,10 +185,13 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 		if left <= 0 {
 			return nil, nil
 		}
-		d := min(left, interval)
-		interval = min(2*interval, MaxPollInterval)
-		if empty {
-			d = min(left, IdleInterval)
+		d := min(left, IdleInterval)
+		if !next.IsZero() {
+			wait := min(MaxPollInterval, next.Sub(q.now()))
+			if wait < PollInterval {
+				wait = PollInterval
+			}
+			d = min(left, wait)
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
@@ -208,25 +210,39 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 
 // receive is one look: one Query, then one transaction claiming every
 // visible message it found (a message another consumer claimed first is
-// dropped from the claim, which is tried again without it). empty says the
-// queue held no message at all, visible or not. Messages sort by the time
-// they become visible, so the visible ones are the first.
-func (q *Queue) receive(ctx context.Context, max int) (msgs []queue.Message, empty bool, err error) {
+// dropped from the claim, which is tried again without it). Messages sort
+// by the time they become visible, so the visible ones are the first; when
+// there are none, next is when the first of the others becomes visible
+// (zero: the queue is empty).
+func (q *Queue) receive(ctx context.Context, max int) (msgs []queue.Message, next time.Time, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, false, err
+		return nil, time.Time{}, err
 	}
 	now := q.now()
 	items, _, err := q.st.Query(ctx, store.Query{PK: q.pk, Limit: max})
 	if err != nil {
-		return nil, false, fmt.Errorf("storequeue: receive: %w", err)
+		return nil, time.Time{}, fmt.Errorf("storequeue: receive: %w", err)
 	}
 	if len(items) == 0 {
-		return nil, true, nil
+		return nil, time.Time{}, nil
 	}
 	visibleBefore := stamp(now) + "~"
+	if items[0].SK >= visibleBefore {
+		return nil, visibleAt(items[0].SK, now), nil
+	}
 	items = slices.DeleteFunc(items, func(it store.Item) bool { return it.SK >= visibleBefore })
 	msgs, err = q.claim(ctx, items)
-	return msgs, false, err
+	return msgs, time.Time{}, err
+}
+
+// visibleAt is when the message of sort key sk becomes visible (now when
+// unreadable: look again soon).
+func visibleAt(sk string, now time.Time) time.Time {
+	ns, err := strconv.ParseInt(strings.TrimLeft(sk[:min(len(sk), 20)], "0"), 10, 64)
+	if err != nil {
+		return now
+	}
+	return time.Unix(0, ns)
 }
 
 // claim claims the visible items.
