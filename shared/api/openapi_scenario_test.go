@@ -306,3 +306,6 @@ const (
 	noToken   = ""
 	badToken  = "unknown-token-0123456789abcdef"
 )
+
+// itoa writes an id into a query or path.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
