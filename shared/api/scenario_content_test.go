@@ -823,8 +823,6 @@ func (s *blogsRun) commentsDelete() {
 	s.wantLen(s.do(demoToken, "GET", "/com/events.json?filter=Comment&verb=create", nil, 200), "events", comments)
 }
 
-// comments runs the comment operations on articles a1 and a3 of blog and
-// a4 of other, and returns how many comments it created (one on a1).
 // commentsRun carries the blogs and articles the comments go on, and the
 // comments the steps create.
 type commentsRun struct {
@@ -852,8 +850,8 @@ func (s *commentsRun) fields(articleID int64, extra M) M {
 	return M{"comment": f}
 }
 
-// comments runs the comments scenario on articles a1 and a3 of blog and a4
-// of other, and returns the number of comments it created.
+// comments runs the comment operations on articles a1 and a3 of blog and
+// a4 of other, and returns how many comments it created (one on a1).
 func (s *scenario) comments(t *testing.T, blog, other, a1, a3, a4 int64) int {
 	r := &commentsRun{scenario: s, blog: blog, other: other, a1: a1, a3: a3, a4: a4}
 	r.create()
