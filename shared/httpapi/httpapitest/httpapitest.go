@@ -78,8 +78,9 @@ func Serve(t testing.TB, routes []httpapi.Route, token, method, target, body str
 	return rec, v
 }
 
-// Case is one request and what its answer must hold.
-type Case struct {
+// Case is one request and what its answer must hold. It is an alias of
+// an unnamed struct so that tables of cases may leave the field names out.
+type Case = struct {
 	Name, Token, Method, Target, Body string
 	Status                            int
 	Want                              string // a fragment of the answer's body
