@@ -797,8 +797,7 @@ func (s *blogsRun) update() {
 // Comments; then delete (an article goes with its comments) and the
 // log of every change.
 func (s *blogsRun) commentsDelete() {
-	t := s.t
-	comments := s.comments(t, blogID, otherBlogID, s.id1, s.id3, s.id4)
+	comments := s.comments(blogID, otherBlogID, s.id1, s.id3, s.id4)
 
 	// delete: an article goes with its comments
 	s.do(noToken, "DELETE", s.one(s.id1), nil, 401)
@@ -852,7 +851,7 @@ func (s *commentsRun) fields(articleID int64, extra M) M {
 
 // comments runs the comment operations on articles a1 and a3 of blog and
 // a4 of other, and returns how many comments it created (one on a1).
-func (s *scenario) comments(t *testing.T, blog, other, a1, a3, a4 int64) int {
+func (s *scenario) comments(blog, other, a1, a3, a4 int64) int {
 	r := &commentsRun{scenario: s, blog: blog, other: other, a1: a1, a3: a3, a4: a4}
 	r.create()
 	r.reads()
