@@ -18,8 +18,26 @@ import (
 // single-line fields) and which negates no class.
 func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 	doc := loadOpenAPI(t)
-	shared := map[string]bool{}
-	pats, _ := doc.root["components"].(map[string]any)["x-patterns"].(map[string]any)
+	pats, shared := sharedPatterns(t, doc)
+	t.Run("anchors", func(t *testing.T) { checkSharedAnchors(t, pats) })
+	t.Run("whole objects", func(t *testing.T) { checkWholeObjects(t, doc) })
+	w := &controlWalk{t: t, doc: doc, pats: pats, shared: shared, seen: map[string]bool{},
+		singleLine: map[string]bool{"handle": true, "key": true, "namespace": true, "path": true, "name": true, "title": true}}
+	for _, op := range doc.ops {
+		rb := doc.deref(op.obj["requestBody"])
+		content, _ := rb["content"].(map[string]any)
+		if mt, ok := content["application/json"].(map[string]any); ok {
+			w.walk(mt["schema"], "", op.method+" "+op.path)
+		}
+	}
+}
+
+// sharedPatterns returns the document's x-patterns and the set of the
+// shared anchors among them, and checks that the URL patterns are the
+// service's.
+func sharedPatterns(t *testing.T, doc *openAPI) (pats map[string]any, shared map[string]bool) {
+	shared = map[string]bool{}
+	pats, _ = doc.root["components"].(map[string]any)["x-patterns"].(map[string]any)
 	for _, name := range []string{"text", "line", "nonBlank", "nonBlankLine", "trimmedName3to20", "trimmedName3to30", "assetKey"} {
 		p, _ := pats[name].(string)
 		if p == "" {
@@ -34,6 +52,11 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 			t.Errorf("x-patterns.%s differs from the service's pattern (shared/admin/urls.go)", name)
 		}
 	}
+	return pats, shared
+}
+
+// checkSharedAnchors: the shared anchors themselves, and what each refuses.
+func checkSharedAnchors(t *testing.T, pats map[string]any) {
 	re := func(p string) *regexp.Regexp {
 		r, err := compilePattern(p)
 		if err != nil {
@@ -41,7 +64,6 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 		}
 		return r
 	}
-	// The shared anchors themselves: what each refuses.
 	for name, c := range map[string]struct{ ok, bad []string }{
 		"text":             {[]string{"", "a\tb\r\nc", "café \u00a0😀"}, []string{"\x00", "a\x1fb", "\x7f", "\u0085", "\u009f", "\x0b", "\x0c"}},
 		"line":             {[]string{"", "café \u00a0😀"}, []string{"a\tb", "\n", "\r", "\x00", "\x7f", "\u0085"}},
@@ -67,8 +89,11 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 			}
 		}
 	}
-	// Objects the service reads whole refuse control characters in
-	// properties it does not use, keys included.
+}
+
+// checkWholeObjects: objects the service reads whole refuse control
+// characters in properties it does not use, keys included.
+func checkWholeObjects(t *testing.T, doc *openAPI) {
 	v := &validator{doc: doc}
 	image := map[string]any{"$ref": "#/components/schemas/ArticleImageInput"}
 	for body, valid := range map[string]bool{
@@ -81,68 +106,72 @@ func TestOpenAPIRequestStringsRefuseControls(t *testing.T) {
 			t.Errorf("ArticleImageInput %s: errors %q, want valid %v", body, errs, valid)
 		}
 	}
-	singleLine := map[string]bool{"handle": true, "key": true, "namespace": true, "path": true, "name": true, "title": true}
-	seen := map[string]bool{}
-	var walk func(s any, key, at string)
-	walk = func(s any, key, at string) {
-		m, _ := s.(map[string]any)
-		if m == nil {
+}
+
+// controlWalk walks request schemas for strings that could hold control
+// characters; singleLine names the fields that must refuse line breaks.
+type controlWalk struct {
+	t          *testing.T
+	doc        *openAPI
+	pats       map[string]any
+	shared     map[string]bool // the shared anchors' patterns
+	singleLine map[string]bool
+	seen       map[string]bool // $ref|key pairs walked
+}
+
+// walk checks schema s of property key, found at at.
+func (w *controlWalk) walk(s any, key, at string) {
+	t := w.t
+	m, _ := s.(map[string]any)
+	if m == nil {
+		return
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		if w.seen[ref+"|"+key] {
 			return
 		}
-		if ref, ok := m["$ref"].(string); ok {
-			if seen[ref+"|"+key] {
-				return
-			}
-			seen[ref+"|"+key] = true
-			target, err := doc.resolve(ref)
-			if err != nil {
-				t.Fatal(err)
-			}
-			walk(target, key, ref)
-			return
+		w.seen[ref+"|"+key] = true
+		target, err := w.doc.resolve(ref)
+		if err != nil {
+			t.Fatal(err)
 		}
-		_, enum := m["enum"]
-		_, cnst := m["const"]
-		if typeIncludes(m["type"], "string") && !enum && !cnst {
-			p, _ := m["pattern"].(string)
-			switch {
-			case p == "":
-				t.Errorf("%s (%s): a request string without a pattern", at, key)
-			case shared[p]:
-				if singleLine[key] && p != pats["line"] && p != pats["nonBlankLine"] && p != pats["trimmedName3to20"] && p != pats["trimmedName3to30"] && p != pats["assetKey"] {
-					t.Errorf("%s (%s): a single-line field with a pattern that allows line breaks", at, key)
-				}
-			default:
-				ok := strings.HasPrefix(p, "^") && strings.HasSuffix(p, "$") && !strings.Contains(p, "[^")
-				for _, r := range p {
-					if r > 0x7e || r < 0x20 && (singleLine[key] || r != '\t' && r != '\n' && r != '\r') {
-						ok = false
-					}
-				}
-				if !ok {
-					t.Errorf("%s (%s): pattern %q may allow control characters", at, key, p)
+		w.walk(target, key, ref)
+		return
+	}
+	_, enum := m["enum"]
+	_, cnst := m["const"]
+	if typeIncludes(m["type"], "string") && !enum && !cnst {
+		p, _ := m["pattern"].(string)
+		switch {
+		case p == "":
+			t.Errorf("%s (%s): a request string without a pattern", at, key)
+		case w.shared[p]:
+			if w.singleLine[key] && p != w.pats["line"] && p != w.pats["nonBlankLine"] && p != w.pats["trimmedName3to20"] && p != w.pats["trimmedName3to30"] && p != w.pats["assetKey"] {
+				t.Errorf("%s (%s): a single-line field with a pattern that allows line breaks", at, key)
+			}
+		default:
+			ok := strings.HasPrefix(p, "^") && strings.HasSuffix(p, "$") && !strings.Contains(p, "[^")
+			for _, r := range p {
+				if r > 0x7e || r < 0x20 && (w.singleLine[key] || r != '\t' && r != '\n' && r != '\r') {
+					ok = false
 				}
 			}
-		}
-		if props, ok := m["properties"].(map[string]any); ok {
-			for _, k := range sortedKeys(props) {
-				walk(props[k], k, at+"/properties/"+k)
-			}
-		}
-		for _, kw := range []string{"items", "additionalProperties"} {
-			walk(m[kw], key, at+"/"+kw)
-		}
-		for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
-			for i, sub := range asSlice(m[kw]) {
-				walk(sub, key, fmt.Sprintf("%s/%s/%d", at, kw, i))
+			if !ok {
+				t.Errorf("%s (%s): pattern %q may allow control characters", at, key, p)
 			}
 		}
 	}
-	for _, op := range doc.ops {
-		rb := doc.deref(op.obj["requestBody"])
-		content, _ := rb["content"].(map[string]any)
-		if mt, ok := content["application/json"].(map[string]any); ok {
-			walk(mt["schema"], "", op.method+" "+op.path)
+	if props, ok := m["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(props) {
+			w.walk(props[k], k, at+"/properties/"+k)
+		}
+	}
+	for _, kw := range []string{"items", "additionalProperties"} {
+		w.walk(m[kw], key, at+"/"+kw)
+	}
+	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
+		for i, sub := range asSlice(m[kw]) {
+			w.walk(sub, key, fmt.Sprintf("%s/%s/%d", at, kw, i))
 		}
 	}
 }

@@ -22,7 +22,17 @@ func TestOpenAPIRoutes(t *testing.T) {
 	if v := doc.root["openapi"]; v != "3.1.0" {
 		t.Errorf("openapi = %v, want 3.1.0", v)
 	}
+	t.Run("served routes", func(t *testing.T) { checkServedRoutes(t, doc) })
+	t.Run("security", func(t *testing.T) { checkSecurity(t, doc) })
+	t.Run("operations", func(t *testing.T) { checkOperationShapes(t, doc) })
+	t.Run("schemas", func(t *testing.T) { checkSchemaKeywords(t, doc) })
+	t.Run("enums", func(t *testing.T) { checkEnums(t, doc) })
+}
 
+// checkServedRoutes compares the groups' routes with the document's
+// operations: each served once and documented once, with its scope, pages
+// marked x-page.
+func checkServedRoutes(t *testing.T, doc *openAPI) {
 	type served struct {
 		scope string
 		page  bool
@@ -82,8 +92,10 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("%s: x-scope %q, route scope %q", key, scope, r.scope)
 		}
 	}
+}
 
-	// Global security: the access token header.
+// checkSecurity: the global security is the access token header.
+func checkSecurity(t *testing.T, doc *openAPI) {
 	schemes, _ := doc.root["components"].(map[string]any)["securitySchemes"].(map[string]any)
 	sec := asSlice(doc.root["security"])
 	if len(sec) != 1 {
@@ -97,7 +109,12 @@ func TestOpenAPIRoutes(t *testing.T) {
 			}
 		}
 	}
+}
 
+// checkOperationShapes: each operation has a unique operationId, its
+// template's path parameters, and JSON schemas for its bodies (a page's
+// form and HTML answers aside).
+func checkOperationShapes(t *testing.T, doc *openAPI) {
 	ids := map[string]bool{}
 	for _, op := range doc.ops {
 		where := op.method + " " + op.path
@@ -154,8 +171,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("%s: request body has no application/json schema", where)
 		}
 	}
+}
 
-	// Every reference resolves, and every schema uses only checked keywords.
+// checkSchemaKeywords: every reference resolves, every schema uses only
+// checked keywords, and resource schemas reject undocumented properties.
+func checkSchemaKeywords(t *testing.T, doc *openAPI) {
 	walk(doc.root, "#", func(at string, m map[string]any) {
 		if ref, ok := m["$ref"].(string); ok {
 			if _, err := doc.resolve(ref); err != nil {
@@ -198,7 +218,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("schema %s: additionalProperties must be false", name)
 		}
 	}
-	// The topic enum is webhooks.Topics, in its order.
+}
+
+// checkEnums: the topic enum is webhooks.Topics, in its order; so are the
+// collection and fulfillment service enums.
+func checkEnums(t *testing.T, doc *openAPI) {
 	var topics []string
 	for _, v := range asSlice(doc.schema("WebhookTopic").(map[string]any)["enum"]) {
 		topics = append(topics, fmt.Sprint(v))

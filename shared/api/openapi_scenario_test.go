@@ -61,19 +61,31 @@ func TestOpenAPIScenario(t *testing.T) {
 	t.Run("saved_searches", s.savedSearches) // after addresses: bob's default has moved
 	t.Run("oauth", s.oauth)
 	s.t = t
+	s.checkUnservedPaths()
+	s.checkEmptyParameters()
+	s.checkCallLimit()
+	s.checkStoreUnavailable()
+	s.checkEveryStatusSeen()
+}
 
-	// Paths the router does not serve are 404 with the documented body.
+// checkUnservedPaths: paths the router does not serve are 404 with the
+// documented body.
+func (s *scenario) checkUnservedPaths() {
+	t := s.t
 	for _, p := range []string{"/web/redirects", "/web/nothing.json", "/web/redirects/1/extra.json"} {
-		res := env.Do("GET", p, nil)
+		res := s.env.Do("GET", p, nil)
 		if res.Status != http.StatusNotFound {
 			t.Errorf("GET %s: status %d, want 404", p, res.Status)
 		}
-		s.checkBody("GET "+p, doc.schema("NotFoundError"), res, false)
+		s.checkBody("GET "+p, s.doc.schema("NotFoundError"), res, false)
 	}
+}
 
-	// A parameter given empty is 400 naming it on every operation, before
-	// any work (so any id will do).
-	for _, op := range doc.ops {
+// checkEmptyParameters: a parameter given empty is 400 naming it on every
+// operation, before any work (so any id will do).
+func (s *scenario) checkEmptyParameters() {
+	t := s.t
+	for _, op := range s.doc.ops {
 		if isPage(op) {
 			continue
 		}
@@ -83,19 +95,21 @@ func TestOpenAPIScenario(t *testing.T) {
 			t.Errorf("%s %s?fields=: 400 does not name fields: %s", op.method, target, res.Body)
 		}
 	}
+}
 
-	// With the demo app's bucket full, every operation is 429 with the
-	// documented body and headers, before any work.
-	s.t = t
-	full := api.Deps{Deps: env.Deps}
+// checkCallLimit: with the demo app's bucket full, every operation is 429
+// with the documented body and headers, before any work.
+func (s *scenario) checkCallLimit() {
+	t := s.t
+	full := api.Deps{Deps: s.env.Deps}
 	frozen := time.Now()
 	full.Limiter = &ratelimit.Memory{Now: func() time.Time { return frozen }}
-	handler := env.Handler
-	env.Handler = api.Handler(&full, api.Groups...)
+	handler := s.env.Handler
+	s.env.Handler = api.Handler(&full, api.Groups...)
 	for range admin.DefaultRatePlan.Bucket {
-		env.Do("GET", "/web/redirects/count.json", nil)
+		s.env.Do("GET", "/web/redirects/count.json", nil)
 	}
-	for _, op := range doc.ops {
+	for _, op := range s.doc.ops {
 		if isPage(op) {
 			continue // a page spends no call
 		}
@@ -105,16 +119,20 @@ func TestOpenAPIScenario(t *testing.T) {
 			t.Errorf("%s %s: 429 headers %v", op.method, target, res.Header)
 		}
 	}
-	env.Handler = handler
+	s.env.Handler = handler
+}
 
-	// With every store and queue call failing, every operation is 503 with
-	// Retry-After and the documented body, never 500.
-	faulty := *env.Deps
+// checkStoreUnavailable: with every store and queue call failing, every
+// operation is 503 with Retry-After and the documented body, never 500.
+func (s *scenario) checkStoreUnavailable() {
+	t := s.t
+	handler := s.env.Handler
+	faulty := *s.env.Deps
 	in := faults.New(1)
 	api.InjectFaults(&faulty, in)
-	env.Handler = api.Handler(&api.Deps{Deps: &faulty}, api.Groups...)
+	s.env.Handler = api.Handler(&api.Deps{Deps: &faulty}, api.Groups...)
 	in.Start()
-	for _, op := range doc.ops {
+	for _, op := range s.doc.ops {
 		target := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, "1")
 		var body any
 		if isPage(op) && op.method == http.MethodPost {
@@ -124,10 +142,14 @@ func TestOpenAPIScenario(t *testing.T) {
 			t.Errorf("%s %s: 503 headers %v", op.method, target, res.Header)
 		}
 	}
-	env.Handler = handler
+	s.env.Handler = handler
+}
 
-	// Every operation had a success and every documented error but 500.
-	for _, op := range doc.ops {
+// checkEveryStatusSeen: every operation had a success and every documented
+// error but 500.
+func (s *scenario) checkEveryStatusSeen() {
+	t := s.t
+	for _, op := range s.doc.ops {
 		responses, _ := op.obj["responses"].(map[string]any)
 		for _, status := range sortedKeys(responses) {
 			if status == "500" || status == "default" {
@@ -306,3 +328,6 @@ const (
 	noToken   = ""
 	badToken  = "unknown-token-0123456789abcdef"
 )
+
+// itoa writes an id into a query or path.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -81,53 +81,76 @@ func TestOperationsCheckReportsProblems(t *testing.T) {
 	}
 }
 
+// operationsCheck collects the operational problems of template.yaml's
+// resources (res, by logical id) against docs/operations.md (runbook).
+type operationsCheck struct {
+	res      map[string]*yaml.Node
+	globals  *yaml.Node
+	runbook  string
+	ids      []string // res's logical ids, sorted
+	problems []string
+}
+
+func (c *operationsCheck) bad(format string, args ...any) {
+	c.problems = append(c.problems, "template.yaml: "+fmt.Sprintf(format, args...))
+}
+
+func (c *operationsCheck) typeOf(id string) string { return scalar(get(c.res[id], "Type")) }
+
 func checkOperations(res map[string]*yaml.Node, globals *yaml.Node, runbook string) []string {
-	var problems []string
-	bad := func(format string, args ...any) {
-		problems = append(problems, "template.yaml: "+fmt.Sprintf(format, args...))
-	}
-	typeOf := func(id string) string { return scalar(get(res[id], "Type")) }
 	ids := make([]string, 0, len(res))
 	for id := range res {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	r := &operationsCheck{res: res, globals: globals, runbook: runbook, ids: ids}
+	r.checkFunctionAlarms()
+	r.checkAlarms()
+	r.checkQueues()
+	r.checkInvocations()
+	r.checkLogsAndTable()
+	r.checkCheckovSkips()
+	return r.problems
+}
 
-	// Every function has its errors-and-throttles alarm.
-	for _, id := range ids {
-		if typeOf(id) != "AWS::Serverless::Function" {
+// checkFunctionAlarms: every function has its errors-and-throttles alarm.
+func (c *operationsCheck) checkFunctionAlarms() {
+	for _, id := range c.ids {
+		if c.typeOf(id) != "AWS::Serverless::Function" {
 			continue
 		}
 		alarm := strings.TrimSuffix(id, "Function") + "ErrorsAlarm"
-		if typeOf(alarm) != "AWS::CloudWatch::Alarm" {
-			bad("%s has no alarm %s (AWS::CloudWatch::Alarm on its Errors and Throttles)", id, alarm)
+		if c.typeOf(alarm) != "AWS::CloudWatch::Alarm" {
+			c.bad("%s has no alarm %s (AWS::CloudWatch::Alarm on its Errors and Throttles)", id, alarm)
 			continue
 		}
 		for _, m := range []string{"Errors", "Throttles"} {
-			if !watches(res[alarm], "AWS/Lambda", m, id) {
-				bad("%s does not watch %s of %s", alarm, m, id)
+			if !watches(c.res[alarm], "AWS/Lambda", m, id) {
+				c.bad("%s does not watch %s of %s", alarm, m, id)
 			}
 		}
 	}
+}
 
-	// Every alarm notifies the topic and is named in the runbook; custom
-	// metrics are those shared/metrics writes, in its namespace.
-	namespace := subString(get(globals, "Function", "Environment", "Variables", "METRICS_NAMESPACE"))
+// checkAlarms: every alarm notifies the topic and is named in the runbook;
+// custom metrics are those shared/metrics writes, in its namespace.
+func (c *operationsCheck) checkAlarms() {
+	namespace := subString(get(c.globals, "Function", "Environment", "Variables", "METRICS_NAMESPACE"))
 	if namespace == "" {
-		bad("Globals: METRICS_NAMESPACE must be a !Sub of the stack's namespace")
+		c.bad("Globals: METRICS_NAMESPACE must be a !Sub of the stack's namespace")
 	}
-	for _, id := range ids {
-		if typeOf(id) != "AWS::CloudWatch::Alarm" {
+	for _, id := range c.ids {
+		if c.typeOf(id) != "AWS::CloudWatch::Alarm" {
 			continue
 		}
-		props := get(res[id], "Properties")
+		props := get(c.res[id], "Properties")
 		for _, key := range []string{"AlarmActions", "OKActions"} {
 			if !slices.ContainsFunc(seq(get(props, key)), func(n *yaml.Node) bool { return n.Tag == "!Ref" && n.Value == "AlarmTopic" }) {
-				bad("%s: %s must include !Ref AlarmTopic", id, key)
+				c.bad("%s: %s must include !Ref AlarmTopic", id, key)
 			}
 		}
-		if !strings.Contains(runbook, id) {
-			bad("docs/operations.md does not name alarm %s", id)
+		if !strings.Contains(c.runbook, id) {
+			c.bad("docs/operations.md does not name alarm %s", id)
 		}
 		walkNodes(props, func(n *yaml.Node) {
 			ns := get(n, "Namespace")
@@ -135,44 +158,50 @@ func checkOperations(res map[string]*yaml.Node, globals *yaml.Node, runbook stri
 				return
 			}
 			if ns.Value != namespace {
-				bad("%s: namespace %q is not METRICS_NAMESPACE's %q", id, ns.Value, namespace)
+				c.bad("%s: namespace %q is not METRICS_NAMESPACE's %q", id, ns.Value, namespace)
 			}
 			if name := scalar(get(n, "MetricName")); !slices.Contains(metricNames, name) {
-				bad("%s: metric %q is none that shared/metrics writes", id, name)
+				c.bad("%s: metric %q is none that shared/metrics writes", id, name)
 			}
 		})
 	}
+}
 
-	// Dead-letter queues: each watched by an alarm.
+// checkQueues: each dead-letter queue is watched by an alarm; every queue
+// is encrypted at rest.
+func (c *operationsCheck) checkQueues() {
 	for _, q := range deadLetterQueues {
-		if typeOf(q) != "AWS::SQS::Queue" {
-			bad("no queue %s", q)
+		if c.typeOf(q) != "AWS::SQS::Queue" {
+			c.bad("no queue %s", q)
 			continue
 		}
 		found := false
-		for _, id := range ids {
-			if typeOf(id) == "AWS::CloudWatch::Alarm" && scalar(get(res[id], "Properties", "MetricName")) == "ApproximateNumberOfMessagesVisible" {
-				for _, d := range seq(get(res[id], "Properties", "Dimensions")) {
+		for _, id := range c.ids {
+			if c.typeOf(id) == "AWS::CloudWatch::Alarm" && scalar(get(c.res[id], "Properties", "MetricName")) == "ApproximateNumberOfMessagesVisible" {
+				for _, d := range seq(get(c.res[id], "Properties", "Dimensions")) {
 					found = found || getAtt(get(d, "Value")) == q+".QueueName"
 				}
 			}
 		}
 		if !found {
-			bad("no alarm watches the depth of %s", q)
+			c.bad("no alarm watches the depth of %s", q)
 		}
 	}
 	// Every queue is encrypted at rest.
-	for _, id := range ids {
-		if typeOf(id) == "AWS::SQS::Queue" && scalar(get(res[id], "Properties", "SqsManagedSseEnabled")) != "true" && get(res[id], "Properties", "KmsMasterKeyId") == nil {
-			bad("%s: no encryption at rest (SqsManagedSseEnabled or KmsMasterKeyId)", id)
+	for _, id := range c.ids {
+		if c.typeOf(id) == "AWS::SQS::Queue" && scalar(get(c.res[id], "Properties", "SqsManagedSseEnabled")) != "true" && get(c.res[id], "Properties", "KmsMasterKeyId") == nil {
+			c.bad("%s: no encryption at rest (SqsManagedSseEnabled or KmsMasterKeyId)", id)
 		}
 	}
+}
 
-	// Failures of asynchronous and stream invocations are kept.
+// checkInvocations: failures of asynchronous and stream invocations are
+// kept; bounded concurrency agrees with the SQS poller's maximum.
+func (c *operationsCheck) checkInvocations() {
 	for _, d := range scheduledFunctions {
 		id := functionID(d)
-		if getAtt(get(res[id], "Properties", "DeadLetterQueue", "TargetArn")) != "InvocationDeadLetterQueue.Arn" {
-			bad("%s: DeadLetterQueue must target InvocationDeadLetterQueue (failed scheduled runs)", id)
+		if getAtt(get(c.res[id], "Properties", "DeadLetterQueue", "TargetArn")) != "InvocationDeadLetterQueue.Arn" {
+			c.bad("%s: DeadLetterQueue must target InvocationDeadLetterQueue (failed scheduled runs)", id)
 		}
 	}
 	for _, e := range eventSourceFunctions {
@@ -180,57 +209,61 @@ func checkOperations(res map[string]*yaml.Node, globals *yaml.Node, runbook stri
 			continue
 		}
 		id := functionID(e.Dir)
-		for _, ev := range mapping(get(res[id], "Properties", "Events")) {
+		for _, ev := range mapping(get(c.res[id], "Properties", "Events")) {
 			if scalar(get(ev, "Type")) == "DynamoDB" && getAtt(get(ev, "Properties", "DestinationConfig", "OnFailure", "Destination")) != "InvocationDeadLetterQueue.Arn" {
-				bad("%s: its stream event needs DestinationConfig.OnFailure on InvocationDeadLetterQueue", id)
+				c.bad("%s: its stream event needs DestinationConfig.OnFailure on InvocationDeadLetterQueue", id)
 			}
 		}
 	}
 	// Bounded concurrency: the reservation and the SQS poller's maximum agree.
 	for _, d := range concurrencyLimited {
 		id := functionID(d)
-		reserved := get(res[id], "Properties", "ReservedConcurrentExecutions")
+		reserved := get(c.res[id], "Properties", "ReservedConcurrentExecutions")
 		if reserved == nil {
-			bad("%s: no ReservedConcurrentExecutions", id)
+			c.bad("%s: no ReservedConcurrentExecutions", id)
 			continue
 		}
-		for _, ev := range mapping(get(res[id], "Properties", "Events")) {
+		for _, ev := range mapping(get(c.res[id], "Properties", "Events")) {
 			if scalar(get(ev, "Type")) != "SQS" {
 				continue
 			}
 			max := get(ev, "Properties", "ScalingConfig", "MaximumConcurrency")
 			if max == nil || max.Tag != reserved.Tag || max.Value != reserved.Value {
-				bad("%s: its SQS event's ScalingConfig.MaximumConcurrency must equal ReservedConcurrentExecutions (else throttled messages come back with their attempt count raised)", id)
+				c.bad("%s: its SQS event's ScalingConfig.MaximumConcurrency must equal ReservedConcurrentExecutions (else throttled messages come back with their attempt count raised)", id)
 			}
 		}
 	}
+}
 
-	// The table cannot be deleted by accident; the API logs every request.
-	if scalar(get(res["Table"], "Properties", "DeletionProtectionEnabled")) != "true" {
-		bad("Table: DeletionProtectionEnabled must be true")
+// checkLogsAndTable: the table cannot be deleted by accident; the API logs
+// every request, without the path.
+func (c *operationsCheck) checkLogsAndTable() {
+	if scalar(get(c.res["Table"], "Properties", "DeletionProtectionEnabled")) != "true" {
+		c.bad("Table: DeletionProtectionEnabled must be true")
 	}
-	logs := get(res["HttpApi"], "Properties", "AccessLogSettings")
-	if getAtt(get(logs, "DestinationArn")) != "ApiAccessLogGroup.Arn" || get(res["ApiAccessLogGroup"], "Properties", "RetentionInDays") == nil {
-		bad("HttpApi: AccessLogSettings must write to ApiAccessLogGroup, which needs a RetentionInDays")
+	logs := get(c.res["HttpApi"], "Properties", "AccessLogSettings")
+	if getAtt(get(logs, "DestinationArn")) != "ApiAccessLogGroup.Arn" || get(c.res["ApiAccessLogGroup"], "Properties", "RetentionInDays") == nil {
+		c.bad("HttpApi: AccessLogSettings must write to ApiAccessLogGroup, which needs a RetentionInDays")
 	}
 	if f := scalar(get(logs, "Format")); !strings.Contains(f, "$context.requestId") || strings.Contains(f, "$context.path") {
-		bad("HttpApi: the access log format needs $context.requestId and must not log $context.path (a charge confirmation path holds its secret)")
+		c.bad("HttpApi: the access log format needs $context.requestId and must not log $context.path (a charge confirmation path holds its secret)")
 	}
+}
 
-	// checkov skips: each with its reason on one line.
+// checkCheckovSkips: each skip with its reason on one line.
+func (c *operationsCheck) checkCheckovSkips() {
 	skipID := regexp.MustCompile(`^CKV2?_AWS_[0-9]+$`)
-	for _, id := range ids {
-		for _, s := range seq(get(res[id], "Metadata", "checkov", "skip")) {
+	for _, id := range c.ids {
+		for _, s := range seq(get(c.res[id], "Metadata", "checkov", "skip")) {
 			check, reason := scalar(get(s, "id")), scalar(get(s, "comment"))
 			if !skipID.MatchString(check) {
-				bad("%s: checkov skip id %q", id, check)
+				c.bad("%s: checkov skip id %q", id, check)
 			}
 			if len(reason) < 20 || strings.Contains(reason, "\n") {
-				bad("%s: checkov skip %s needs a one-line reason", id, check)
+				c.bad("%s: checkov skip %s needs a one-line reason", id, check)
 			}
 		}
 	}
-	return problems
 }
 
 // loadResources returns template.yaml's resources by logical id, and its

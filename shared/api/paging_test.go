@@ -282,44 +282,47 @@ func TestPageInfoPaging(t *testing.T) {
 				if r.Link("previous") != "" {
 					t.Fatalf("the first page reached back has a previous link: %s", r.Header.Get("Link"))
 				}
-
-				// Only limit and fields go with a page_info, which must be
-				// unchanged and this list's.
-				next := first.Link("next")
-				u, _ := url.Parse(next)
-				info := u.Query().Get("page_info")
-				for param, want := range map[string]string{
-					"&page=2":                    "page",
-					"&since_id=1":                "since_id",
-					"&created_at_min=2020-01-01": "created_at_min",
-				} {
-					r := e.Do("GET", next+param, nil).Expect(t, http.StatusBadRequest)
-					if errs, _ := r.JSON(t)["errors"].(map[string]any); errs[want] == nil {
-						t.Errorf("%s with page_info: 400 does not name %s: %s", param, want, r.Body)
-					}
-				}
-				q := u.Query()
-				q.Set("limit", "1") // the link's own limit changed, not given twice
-				q.Set("fields", "id")
-				e.Do("GET", u.Path+"?"+q.Encode(), nil).Expect(t, http.StatusOK)
-				// A percent-encoded name is page_info all the same.
-				enc := e.Do("GET", u.Path+"?page%5Finfo="+url.QueryEscape(info)+"&since_id=1", nil).Expect(t, http.StatusBadRequest)
-				if errs, _ := enc.JSON(t)["errors"].(map[string]any); errs["since_id"] == nil {
-					t.Errorf("an encoded page_info with since_id: %s", enc.Body)
-				}
-				tampered := info[:len(info)-2] + map[bool]string{true: "AB", false: "AA"}[strings.HasSuffix(info, "AA")] // always a change
-				for _, bad := range []string{tampered, "x" + info, "", "not.base64!"} {
-					r := e.Do("GET", u.Path+"?page_info="+url.QueryEscape(bad), nil).Expect(t, http.StatusBadRequest)
-					if errs, _ := r.JSON(t)["errors"].(map[string]any); errs["page_info"] == nil {
-						t.Errorf("page_info %q: 400 does not name page_info: %s", bad, r.Body)
-					}
-				}
-				other := "/com/events.json" // a page_info is bound to its route
-				if u.Path == other {
-					other = "/web/redirects.json"
-				}
-				e.Do("GET", other+"?page_info="+url.QueryEscape(info), nil).Expect(t, http.StatusBadRequest)
+				checkPageInfoRefusals(t, e, first)
 			})
 		}
 	}, api.Groups...)
+}
+
+// checkPageInfoRefusals follows first's next link changed: only limit and
+// fields go with a page_info, which must be unchanged and this list's.
+func checkPageInfoRefusals(t *testing.T, e *apitest.Env, first *apitest.Response) {
+	next := first.Link("next")
+	u, _ := url.Parse(next)
+	info := u.Query().Get("page_info")
+	for param, want := range map[string]string{
+		"&page=2":                    "page",
+		"&since_id=1":                "since_id",
+		"&created_at_min=2020-01-01": "created_at_min",
+	} {
+		r := e.Do("GET", next+param, nil).Expect(t, http.StatusBadRequest)
+		if errs, _ := r.JSON(t)["errors"].(map[string]any); errs[want] == nil {
+			t.Errorf("%s with page_info: 400 does not name %s: %s", param, want, r.Body)
+		}
+	}
+	q := u.Query()
+	q.Set("limit", "1") // the link's own limit changed, not given twice
+	q.Set("fields", "id")
+	e.Do("GET", u.Path+"?"+q.Encode(), nil).Expect(t, http.StatusOK)
+	// A percent-encoded name is page_info all the same.
+	enc := e.Do("GET", u.Path+"?page%5Finfo="+url.QueryEscape(info)+"&since_id=1", nil).Expect(t, http.StatusBadRequest)
+	if errs, _ := enc.JSON(t)["errors"].(map[string]any); errs["since_id"] == nil {
+		t.Errorf("an encoded page_info with since_id: %s", enc.Body)
+	}
+	tampered := info[:len(info)-2] + map[bool]string{true: "AB", false: "AA"}[strings.HasSuffix(info, "AA")] // always a change
+	for _, bad := range []string{tampered, "x" + info, "", "not.base64!"} {
+		r := e.Do("GET", u.Path+"?page_info="+url.QueryEscape(bad), nil).Expect(t, http.StatusBadRequest)
+		if errs, _ := r.JSON(t)["errors"].(map[string]any); errs["page_info"] == nil {
+			t.Errorf("page_info %q: 400 does not name page_info: %s", bad, r.Body)
+		}
+	}
+	other := "/com/events.json" // a page_info is bound to its route
+	if u.Path == other {
+		other = "/web/redirects.json"
+	}
+	e.Do("GET", other+"?page_info="+url.QueryEscape(info), nil).Expect(t, http.StatusBadRequest)
 }

@@ -26,45 +26,7 @@ func TestReindexAnOldStore(t *testing.T) {
 		ctx := context.Background()
 		st := e.Deps.Store
 		stamp := admin.Time{Time: time.Now().UTC().Truncate(time.Second)}
-		for i := range 9 {
-			id := e.Deps.IDs.Next()
-			p := pages.Page{ID: id, Title: fmt.Sprint("Old ", i%3), Handle: fmt.Sprint("old-", i), Author: "Someone",
-				CreatedAt: admin.Time{Time: ids.Time(id)}, UpdatedAt: stamp}
-			if i%2 == 0 {
-				p.PublishedAt = stamp
-			}
-			ev := events.Event{ID: e.Deps.IDs.Next(), SubjectID: id, SubjectType: events.Page, Verb: events.Published,
-				Arguments: []string{p.Title}, Message: "old", Author: "Someone"}
-			ev.CreatedAt = admin.Time{Time: ids.Time(ev.ID)}
-			err := st.Transact(ctx,
-				store.Put(store.Item{PK: "page", SK: records.IDSK(id), Version: 1, Data: records.Encode(&p)}, store.IfAbsent, 0),
-				records.CountOp("page", 1),
-				store.Put(store.Item{PK: "event", SK: records.IDSK(ev.ID), Version: 1, Data: records.Encode(&ev)}, store.IfAbsent, 0),
-				records.CountOp("event", 1))
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		// Script tags and webhooks of the demo app (1001) before their
-		// updated_at and topic entries.
-		for i := range 3 {
-			id := e.Deps.IDs.Next()
-			sk := records.IDSK(id)
-			tag := fmt.Sprintf(`{"id":%d,"src":"https://example.com/%d.js","event":"onload","display_scope":"all","created_at":%q,"updated_at":%q}`,
-				id, i, stamp.Format(time.RFC3339), stamp.Format(time.RFC3339))
-			hook := fmt.Sprintf(`{"id":%d,"address":"https://example.com/%d","topic":"orders/create","format":"json","created_at":%q,"updated_at":%q,"app_id":1001}`,
-				id, i, stamp.Format(time.RFC3339), stamp.Format(time.RFC3339))
-			err := st.Transact(ctx,
-				store.Put(store.Item{PK: "script_tag#app#1001", SK: sk, GSI1PK: fmt.Sprintf("script_tag#app#1001#src#https://example.com/%d.js", i), GSI1SK: sk,
-					Version: 1, Data: []byte(tag)}, store.IfAbsent, 0),
-				records.CountOp("script_tag#app#1001", 1),
-				store.Put(store.Item{PK: "webhook#app#1001", SK: sk, GSI1PK: "webhook#topic#orders/create", GSI1SK: sk,
-					GSI2PK: fmt.Sprintf("webhook#app#1001#address#https://example.com/%d", i), GSI2SK: sk, Version: 1, Data: []byte(hook)}, store.IfAbsent, 0),
-				records.CountOp("webhook#app#1001", 1))
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeOldStore(t, e, stamp)
 		if n := len(e.Do("GET", "/web/pages.json?title=Old%200", nil).Expect(t, http.StatusOK).List(t, "pages")); n != 0 {
 			t.Fatalf("before the rebuild the title filter found %d old pages; the test does not make an old store", n)
 		}
@@ -72,23 +34,7 @@ func TestReindexAnOldStore(t *testing.T) {
 			t.Fatalf("Reindex: %v, %v", rebuilt, err)
 		}
 
-		check := func() {
-			t.Helper()
-			whole := e.Do("GET", "/web/pages.json?limit=250", nil).Expect(t, http.StatusOK).List(t, "pages")
-			titled := func(title string) func(map[string]any) bool {
-				return func(p map[string]any) bool { return p["title"] == title }
-			}
-			apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/pages.json", Count: "/web/pages/count.json", Key: "pages"}, whole, []apitest.Filter{
-				{Query: "", Keep: func(map[string]any) bool { return true }},
-				{Query: "title=Old%200", Keep: titled("Old 0")},
-				{Query: "title=Old%201", Keep: titled("Old 1")},
-				{Query: "published_status=published", Keep: func(p map[string]any) bool { return p["published_at"] != nil }},
-				{Query: "published_status=unpublished", Keep: func(p map[string]any) bool { return p["published_at"] == nil }},
-				{Query: "updated_at_min=" + apitest.Stamp(stamp.Add(-time.Hour)), Keep: func(map[string]any) bool { return true }},
-				{Query: "published_at_min=" + apitest.Stamp(stamp.Add(-time.Hour)), Keep: func(p map[string]any) bool { return p["published_at"] != nil }},
-			})
-		}
-		check()
+		checkReindexedPages(t, e, stamp)
 		since := apitest.Stamp(stamp.Add(-time.Hour))
 		if n := len(e.Do("GET", "/web/script_tags.json?updated_at_min="+since, nil).Expect(t, http.StatusOK).List(t, "script_tags")); n != 3 {
 			t.Errorf("%d script tags updated in the last hour, want the 3 old ones", n)
@@ -108,7 +54,7 @@ func TestReindexAnOldStore(t *testing.T) {
 		old := e.Do("GET", "/web/pages.json?title=Old%200", nil).Expect(t, http.StatusOK).IDs(t, "pages")
 		e.Do("PUT", fmt.Sprintf("/web/pages/%d.json", old[0]), map[string]any{"page": map[string]any{"title": "Old 1", "published": false}}).Expect(t, http.StatusOK)
 		e.Do("DELETE", fmt.Sprintf("/web/pages/%d.json", old[1]), nil).Expect(t, http.StatusOK)
-		check()
+		checkReindexedPages(t, e, stamp)
 
 		// It runs once per version, and running it again changes nothing.
 		if rebuilt, err := api.Reindex(ctx, st); err != nil || rebuilt {
@@ -117,6 +63,72 @@ func TestReindexAnOldStore(t *testing.T) {
 		if err := records.Reindex(ctx, st, pages.Indexer, events.Indexer); err != nil {
 			t.Fatal(err)
 		}
-		check()
+		checkReindexedPages(t, e, stamp)
 	}, api.Groups...)
+}
+
+// writeOldStore writes 9 pages with their Published events, and 3 script
+// tags and webhooks of the demo app (1001), as an earlier version did:
+// records and counters, without the index entries of later versions.
+func writeOldStore(t *testing.T, e *apitest.Env, stamp admin.Time) {
+	ctx := context.Background()
+	st := e.Deps.Store
+	for i := range 9 {
+		id := e.Deps.IDs.Next()
+		p := pages.Page{ID: id, Title: fmt.Sprint("Old ", i%3), Handle: fmt.Sprint("old-", i), Author: "Someone",
+			CreatedAt: admin.Time{Time: ids.Time(id)}, UpdatedAt: stamp}
+		if i%2 == 0 {
+			p.PublishedAt = stamp
+		}
+		ev := events.Event{ID: e.Deps.IDs.Next(), SubjectID: id, SubjectType: events.Page, Verb: events.Published,
+			Arguments: []string{p.Title}, Message: "old", Author: "Someone"}
+		ev.CreatedAt = admin.Time{Time: ids.Time(ev.ID)}
+		err := st.Transact(ctx,
+			store.Put(store.Item{PK: "page", SK: records.IDSK(id), Version: 1, Data: records.Encode(&p)}, store.IfAbsent, 0),
+			records.CountOp("page", 1),
+			store.Put(store.Item{PK: "event", SK: records.IDSK(ev.ID), Version: 1, Data: records.Encode(&ev)}, store.IfAbsent, 0),
+			records.CountOp("event", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Script tags and webhooks of the demo app (1001) before their
+	// updated_at and topic entries.
+	for i := range 3 {
+		id := e.Deps.IDs.Next()
+		sk := records.IDSK(id)
+		tag := fmt.Sprintf(`{"id":%d,"src":"https://example.com/%d.js","event":"onload","display_scope":"all","created_at":%q,"updated_at":%q}`,
+			id, i, stamp.Format(time.RFC3339), stamp.Format(time.RFC3339))
+		hook := fmt.Sprintf(`{"id":%d,"address":"https://example.com/%d","topic":"orders/create","format":"json","created_at":%q,"updated_at":%q,"app_id":1001}`,
+			id, i, stamp.Format(time.RFC3339), stamp.Format(time.RFC3339))
+		err := st.Transact(ctx,
+			store.Put(store.Item{PK: "script_tag#app#1001", SK: sk, GSI1PK: fmt.Sprintf("script_tag#app#1001#src#https://example.com/%d.js", i), GSI1SK: sk,
+				Version: 1, Data: []byte(tag)}, store.IfAbsent, 0),
+			records.CountOp("script_tag#app#1001", 1),
+			store.Put(store.Item{PK: "webhook#app#1001", SK: sk, GSI1PK: "webhook#topic#orders/create", GSI1SK: sk,
+				GSI2PK: fmt.Sprintf("webhook#app#1001#address#https://example.com/%d", i), GSI2SK: sk, Version: 1, Data: []byte(hook)}, store.IfAbsent, 0),
+			records.CountOp("webhook#app#1001", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkReindexedPages checks the pages' filters and counts against the
+// whole list.
+func checkReindexedPages(t *testing.T, e *apitest.Env, stamp admin.Time) {
+	t.Helper()
+	whole := e.Do("GET", "/web/pages.json?limit=250", nil).Expect(t, http.StatusOK).List(t, "pages")
+	titled := func(title string) func(map[string]any) bool {
+		return func(p map[string]any) bool { return p["title"] == title }
+	}
+	apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/pages.json", Count: "/web/pages/count.json", Key: "pages"}, whole, []apitest.Filter{
+		{Query: "", Keep: func(map[string]any) bool { return true }},
+		{Query: "title=Old%200", Keep: titled("Old 0")},
+		{Query: "title=Old%201", Keep: titled("Old 1")},
+		{Query: "published_status=published", Keep: func(p map[string]any) bool { return p["published_at"] != nil }},
+		{Query: "published_status=unpublished", Keep: func(p map[string]any) bool { return p["published_at"] == nil }},
+		{Query: "updated_at_min=" + apitest.Stamp(stamp.Add(-time.Hour)), Keep: func(map[string]any) bool { return true }},
+		{Query: "published_at_min=" + apitest.Stamp(stamp.Add(-time.Hour)), Keep: func(p map[string]any) bool { return p["published_at"] != nil }},
+	})
 }

@@ -87,104 +87,133 @@ func (s *scenario) themes(t *testing.T) {
 	s.do(demoToken, "DELETE", one(id), nil, 404)
 }
 
+// countriesRun carries the countries the steps create (Canada and France)
+// and the path of one of Canada's provinces.
+type countriesRun struct {
+	*scenario
+	caID, fr int64
+	p1       string
+}
+
+const countryList = "/com/countries.json"
+
+func (countriesRun) one(id int64) string { return fmt.Sprintf("/com/countries/%d.json", id) }
+
+func (countriesRun) provinces(id int64) string { return fmt.Sprintf("/com/countries/%d/provinces", id) }
+
 func (s *scenario) countries(t *testing.T) {
 	s.t = t
-	const list = "/com/countries.json"
-	one := func(id int64) string { return fmt.Sprintf("/com/countries/%d.json", id) }
-	provinces := func(id int64) string { return fmt.Sprintf("/com/countries/%d/provinces", id) }
-	valid := M{"country": M{"code": "GB"}}
+	r := &countriesRun{scenario: s}
+	r.create()
+	r.readsUpdate()
+	r.provinceSteps()
+	r.deleteBothRoots()
+}
 
+// Create, after the Rest of World every shop starts with.
+func (s *countriesRun) create() {
+	t := s.t
+	valid := M{"country": M{"code": "GB"}}
 	// Every shop starts with Rest of World.
-	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "countries", 1)
+	s.wantLen(s.do(demoToken, "GET", countryList, nil, 200), "countries", 1)
 	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 1)
 
 	// create
-	ca := s.do(demoToken, "POST", list, M{"country": M{"code": "ca",
+	ca := s.do(demoToken, "POST", countryList, M{"country": M{"code": "ca",
 		"price_based_shipping_rates": []any{M{"name": "Standard", "price": "10.00", "min_order_subtotal": "0", "max_order_subtotal": nil,
 			"offsets": []any{M{"amount": "-1.00"}}}},
 		"weight_based_shipping_rates": []any{M{"name": "Heavy", "price": 25, "weight_low": 5, "weight_high": nil}},
 		"provinces":                   []any{M{"code": "QC", "tax_type": "compounded"}},
 	}}, 201)
-	caID := s.id(ca, "country")
+	s.caID = s.id(ca, "country")
 	if c := ca.Object(t, "country"); c["name"] != "Canada" || c["tax"] != 0.05 {
 		t.Errorf("create: %s", ca.Body)
 	}
-	fr := s.id(s.do(demoToken, "POST", list, M{"country": M{"code": "FR", "tax": 0.25, "tax_name": "TVA"}}, 201), "country")
-	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{}}, 422), "code")
-	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{"code": "XX"}}, 422), "code")
-	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{"code": "CA"}}, 422), "code")
-	s.wantFields(s.do(demoToken, "POST", list, M{"country": M{"code": "DE", "tax": 1.5}}, 422), "tax")
-	s.do(demoToken, "POST", list, M{"code": "DE"}, 400)
-	s.do(demoToken, "POST", list, `{"country": {`, 400)
-	s.do(demoToken, "POST", list, tooLarge, 413)
-	s.do(noToken, "POST", list, valid, 401)
-	s.do(roToken, "POST", list, valid, 403)
+	s.fr = s.id(s.do(demoToken, "POST", countryList, M{"country": M{"code": "FR", "tax": 0.25, "tax_name": "TVA"}}, 201), "country")
+	s.wantFields(s.do(demoToken, "POST", countryList, M{"country": M{}}, 422), "code")
+	s.wantFields(s.do(demoToken, "POST", countryList, M{"country": M{"code": "XX"}}, 422), "code")
+	s.wantFields(s.do(demoToken, "POST", countryList, M{"country": M{"code": "CA"}}, 422), "code")
+	s.wantFields(s.do(demoToken, "POST", countryList, M{"country": M{"code": "DE", "tax": 1.5}}, 422), "tax")
+	s.do(demoToken, "POST", countryList, M{"code": "DE"}, 400)
+	s.do(demoToken, "POST", countryList, `{"country": {`, 400)
+	s.do(demoToken, "POST", countryList, tooLarge, 413)
+	s.do(noToken, "POST", countryList, valid, 401)
+	s.do(roToken, "POST", countryList, valid, 403)
+}
 
+// List, count, get and update.
+func (s *countriesRun) readsUpdate() {
 	// list, count, get
-	s.wantLen(s.do(demoToken, "GET", list, nil, 200), "countries", 3)
-	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s?since_id=%d&fields=id,code", list, caID), nil, 200), "countries", 1)
-	s.do(demoToken, "GET", list+"?since_id=-1", nil, 400)
-	s.do(noToken, "GET", list, nil, 401)
-	s.do(roToken, "GET", list, nil, 403)
+	s.wantLen(s.do(demoToken, "GET", countryList, nil, 200), "countries", 3)
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s?since_id=%d&fields=id,code", countryList, s.caID), nil, 200), "countries", 1)
+	s.do(demoToken, "GET", countryList+"?since_id=-1", nil, 400)
+	s.do(noToken, "GET", countryList, nil, 401)
+	s.do(roToken, "GET", countryList, nil, 403)
 	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 3)
 	s.do(noToken, "GET", "/com/countries/count.json", nil, 401)
 	s.do(roToken, "GET", "/com/countries/count.json", nil, 403)
-	s.do(demoToken, "GET", one(caID), nil, 200)
-	s.do(demoToken, "GET", one(caID)+"?fields=name,tax", nil, 200)
-	s.do(demoToken, "GET", one(999999999), nil, 404)
-	s.do(noToken, "GET", one(caID), nil, 401)
-	s.do(roToken, "GET", one(caID), nil, 403)
+	s.do(demoToken, "GET", s.one(s.caID), nil, 200)
+	s.do(demoToken, "GET", s.one(s.caID)+"?fields=name,tax", nil, 200)
+	s.do(demoToken, "GET", s.one(999999999), nil, 404)
+	s.do(noToken, "GET", s.one(s.caID), nil, 401)
+	s.do(roToken, "GET", s.one(s.caID), nil, 403)
 
 	// update
-	s.do(demoToken, "PUT", one(fr), M{"country": M{"id": fr, "tax": 0.2, "tax_name": nil, "price_based_shipping_rates": []any{}}}, 200)
-	s.wantFields(s.do(demoToken, "PUT", one(fr), M{"country": M{"tax": 0.1234567}}, 422), "tax")
-	s.wantFields(s.do(demoToken, "PUT", one(fr), M{"country": M{"weight_based_shipping_rates": []any{M{"name": "A", "price": "1", "weight_low": 2, "weight_high": 1}}}}, 422),
+	s.do(demoToken, "PUT", s.one(s.fr), M{"country": M{"id": s.fr, "tax": 0.2, "tax_name": nil, "price_based_shipping_rates": []any{}}}, 200)
+	s.wantFields(s.do(demoToken, "PUT", s.one(s.fr), M{"country": M{"tax": 0.1234567}}, 422), "tax")
+	s.wantFields(s.do(demoToken, "PUT", s.one(s.fr), M{"country": M{"weight_based_shipping_rates": []any{M{"name": "A", "price": "1", "weight_low": 2, "weight_high": 1}}}}, 422),
 		"weight_based_shipping_rates")
-	s.do(demoToken, "PUT", one(999999999), M{"country": M{"tax": 0.1}}, 404)
-	s.do(demoToken, "PUT", one(fr), M{"tax": 0.1}, 400)
-	s.do(demoToken, "PUT", one(fr), tooLarge, 413)
-	s.do(noToken, "PUT", one(fr), M{"country": M{"tax": 0.1}}, 401)
-	s.do(roToken, "PUT", one(fr), M{"country": M{"tax": 0.1}}, 403)
+	s.do(demoToken, "PUT", s.one(999999999), M{"country": M{"tax": 0.1}}, 404)
+	s.do(demoToken, "PUT", s.one(s.fr), M{"tax": 0.1}, 400)
+	s.do(demoToken, "PUT", s.one(s.fr), tooLarge, 413)
+	s.do(noToken, "PUT", s.one(s.fr), M{"country": M{"tax": 0.1}}, 401)
+	s.do(roToken, "PUT", s.one(s.fr), M{"country": M{"tax": 0.1}}, 403)
+}
 
-	// provinces
-	ps := s.do(demoToken, "GET", provinces(caID)+".json", nil, 200).List(t, "provinces")
-	s.wantLen(s.do(demoToken, "GET", provinces(caID)+".json?fields=code", nil, 200), "provinces", len(ps))
+// Canada's provinces: list, count, get and update.
+func (s *countriesRun) provinceSteps() {
+	t := s.t
+	ps := s.do(demoToken, "GET", s.provinces(s.caID)+".json", nil, 200).List(t, "provinces")
+	s.wantLen(s.do(demoToken, "GET", s.provinces(s.caID)+".json?fields=code", nil, 200), "provinces", len(ps))
 	pid := int64(ps[0].(map[string]any)["id"].(float64))
-	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s.json?since_id=%d", provinces(caID), pid), nil, 200), "provinces", len(ps)-1)
-	s.do(demoToken, "GET", provinces(caID)+".json?since_id=x", nil, 400)
-	s.do(demoToken, "GET", provinces(999999999)+".json", nil, 404)
-	s.do(noToken, "GET", provinces(caID)+".json", nil, 401)
-	s.do(roToken, "GET", provinces(caID)+".json", nil, 403)
-	s.wantCount(s.do(demoToken, "GET", provinces(caID)+"/count.json", nil, 200), len(ps))
-	s.do(demoToken, "GET", provinces(999999999)+"/count.json", nil, 404)
-	s.do(noToken, "GET", provinces(caID)+"/count.json", nil, 401)
-	s.do(roToken, "GET", provinces(caID)+"/count.json", nil, 403)
-	p1 := fmt.Sprintf("%s/%d.json", provinces(caID), pid)
-	s.do(demoToken, "GET", p1, nil, 200)
-	s.do(demoToken, "GET", p1+"?fields=tax_percentage", nil, 200)
-	s.do(demoToken, "GET", fmt.Sprintf("%s/%d.json", provinces(caID), 999999999), nil, 404)
-	s.do(noToken, "GET", p1, nil, 401)
-	s.do(roToken, "GET", p1, nil, 403)
-	if p := s.do(demoToken, "PUT", p1, M{"province": M{"tax_percentage": 4.5, "tax_name": "PST", "tax_type": nil}}, 200).Object(t, "province"); p["tax"] != 0.045 {
+	s.wantLen(s.do(demoToken, "GET", fmt.Sprintf("%s.json?since_id=%d", s.provinces(s.caID), pid), nil, 200), "provinces", len(ps)-1)
+	s.do(demoToken, "GET", s.provinces(s.caID)+".json?since_id=x", nil, 400)
+	s.do(demoToken, "GET", s.provinces(999999999)+".json", nil, 404)
+	s.do(noToken, "GET", s.provinces(s.caID)+".json", nil, 401)
+	s.do(roToken, "GET", s.provinces(s.caID)+".json", nil, 403)
+	s.wantCount(s.do(demoToken, "GET", s.provinces(s.caID)+"/count.json", nil, 200), len(ps))
+	s.do(demoToken, "GET", s.provinces(999999999)+"/count.json", nil, 404)
+	s.do(noToken, "GET", s.provinces(s.caID)+"/count.json", nil, 401)
+	s.do(roToken, "GET", s.provinces(s.caID)+"/count.json", nil, 403)
+	s.p1 = fmt.Sprintf("%s/%d.json", s.provinces(s.caID), pid)
+	s.do(demoToken, "GET", s.p1, nil, 200)
+	s.do(demoToken, "GET", s.p1+"?fields=tax_percentage", nil, 200)
+	s.do(demoToken, "GET", fmt.Sprintf("%s/%d.json", s.provinces(s.caID), 999999999), nil, 404)
+	s.do(noToken, "GET", s.p1, nil, 401)
+	s.do(roToken, "GET", s.p1, nil, 403)
+	if p := s.do(demoToken, "PUT", s.p1, M{"province": M{"tax_percentage": 4.5, "tax_name": "PST", "tax_type": nil}}, 200).Object(t, "province"); p["tax"] != 0.045 {
 		t.Errorf("province update: %v", p)
 	}
-	s.wantFields(s.do(demoToken, "PUT", p1, M{"province": M{"tax_type": "flat", "tax": 2}}, 422), "tax_type", "tax")
-	s.do(demoToken, "PUT", fmt.Sprintf("%s/%d.json", provinces(fr), pid), M{"province": M{"tax": 0.1}}, 404)
-	s.do(demoToken, "PUT", p1, M{"tax": 0.1}, 400)
-	s.do(demoToken, "PUT", p1, tooLarge, 413)
-	s.do(noToken, "PUT", p1, M{"province": M{"tax": 0.1}}, 401)
-	s.do(roToken, "PUT", p1, M{"province": M{"tax": 0.1}}, 403)
+	s.wantFields(s.do(demoToken, "PUT", s.p1, M{"province": M{"tax_type": "flat", "tax": 2}}, 422), "tax_type", "tax")
+	s.do(demoToken, "PUT", fmt.Sprintf("%s/%d.json", s.provinces(s.fr), pid), M{"province": M{"tax": 0.1}}, 404)
+	s.do(demoToken, "PUT", s.p1, M{"tax": 0.1}, 400)
+	s.do(demoToken, "PUT", s.p1, tooLarge, 413)
+	s.do(noToken, "PUT", s.p1, M{"province": M{"tax": 0.1}}, 401)
+	s.do(roToken, "PUT", s.p1, M{"province": M{"tax": 0.1}}, 403)
+}
 
+// Delete, under both roots; a country's provinces go with it.
+func (s *countriesRun) deleteBothRoots() {
 	// delete, under both roots
 	for _, root := range []string{"/com", "/admin"} {
-		s.do(noToken, "DELETE", fmt.Sprintf("%s/countries/%d.json", root, fr), nil, 401)
-		s.do(roToken, "DELETE", fmt.Sprintf("%s/countries/%d.json", root, fr), nil, 403)
+		s.do(noToken, "DELETE", fmt.Sprintf("%s/countries/%d.json", root, s.fr), nil, 401)
+		s.do(roToken, "DELETE", fmt.Sprintf("%s/countries/%d.json", root, s.fr), nil, 403)
 	}
-	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", fr), nil, 200)
-	s.do(demoToken, "DELETE", one(fr), nil, 404)
-	s.do(demoToken, "DELETE", one(caID), nil, 200)
-	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", caID), nil, 404)
-	s.do(demoToken, "GET", p1, nil, 404)
+	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", s.fr), nil, 200)
+	s.do(demoToken, "DELETE", s.one(s.fr), nil, 404)
+	s.do(demoToken, "DELETE", s.one(s.caID), nil, 200)
+	s.do(demoToken, "DELETE", fmt.Sprintf("/admin/countries/%d.json", s.caID), nil, 404)
+	s.do(demoToken, "GET", s.p1, nil, 404)
 	s.wantCount(s.do(demoToken, "GET", "/com/countries/count.json", nil, 200), 1)
 }
 
@@ -215,68 +244,75 @@ func (s *scenario) metafields(t *testing.T) {
 	product := s.id(s.do(demoToken, "POST", "/com/products/632910392/metafields.json",
 		M{"metafield": M{"namespace": "scoped", "key": "product", "value": "x", "value_type": "string"}}, 201), "metafield")
 	for _, o := range owners {
-		base, unknown := o[0], o[1]
-		top := unknown == ""
-		list, count := base+".json", base+"/count.json"
-		one := func(id int64) string { return fmt.Sprintf("%s/%d.json", base, id) }
-
-		res := s.do(demoToken, "POST", list, valid, 201)
-		id := s.id(res, "metafield")
-		if m := res.Object(t, "metafield"); m["value"] != 25.0 {
-			t.Errorf("%s: created %v", list, m)
-		}
-		s.do(demoToken, "POST", list, valid, 422)
-		s.do(demoToken, "POST", list, M{"metafield": M{"namespace": "ab", "value_type": "float"}}, 422)
-		s.do(demoToken, "POST", list, `{"metafield": {`, 400)
-		s.do(demoToken, "POST", list, tooLarge, 413)
-		s.do(badToken, "POST", list, valid, 401)
-
-		s.wantLen(s.do(demoToken, "GET", list+"?namespace=inventory", nil, 200), "metafields", 1)
-		s.wantLen(s.do(demoToken, "GET", list+"?namepace=inventory&key=warehouse&value_type=integer&fields=id,value&created_at_min=2000-01-01", nil, 200), "metafields", 1)
-		s.wantLen(s.do(demoToken, "GET", list+"?namespace=other&since_id=1&limit=5&page=1", nil, 200), "metafields", 0)
-		s.do(demoToken, "GET", list+"?limit=0", nil, 400)
-		s.do(noToken, "GET", list, nil, 401)
-		s.wantCount(s.do(demoToken, "GET", count+"?key=warehouse&updated_at_max=2999-01-01", nil, 200), 1)
-		s.do(demoToken, "GET", count+"?value_type=date", nil, 400)
-		s.do(badToken, "GET", count, nil, 401)
-		if top {
-			q := "?metafield[owner_resource]=order&metafield[owner_id]="
-			s.wantLen(s.do(demoToken, "GET", list+"?namespace=scoped&metafield[owner_resource]=product&metafield[owner_id]=632910392", nil, 200), "metafields", 1)
-			s.do(noScopeToken, "GET", list+q+"450789469", nil, 403)
-			s.do(noScopeToken, "GET", count+q+"450789469", nil, 403)
-			s.do(demoToken, "GET", list+q+"1", nil, 404)
-			s.do(demoToken, "GET", count+q+"1", nil, 404)
-			s.wantCount(s.do(demoToken, "GET", count+"?metafield[owner_resource]=shop", nil, 200), 1)
-		} else {
-			s.do(noScopeToken, "GET", list, nil, 403)
-			s.do(noScopeToken, "GET", count, nil, 403)
-			s.do(noScopeToken, "POST", list, valid, 403)
-			s.do(demoToken, "GET", unknown+".json", nil, 404)
-			s.do(demoToken, "GET", unknown+"/count.json", nil, 404)
-			s.do(demoToken, "POST", unknown+".json", valid, 404)
-		}
-
-		s.do(demoToken, "GET", one(id), nil, 200)
-		s.do(demoToken, "GET", one(id)+"?fields=id,owner_resource", nil, 200)
-		s.do(badToken, "GET", one(id), nil, 401)
-		s.do(demoToken, "GET", one(1), nil, 404)
-		s.do(demoToken, "PUT", one(id), M{"metafield": M{"id": id, "value": "30", "value_type": "integer", "description": ""}}, 200)
-		s.do(demoToken, "PUT", one(id), M{"metafield": M{"namespace": "changed"}}, 422)
-		s.do(demoToken, "PUT", one(id), "not json", 400)
-		s.do(demoToken, "PUT", one(id), tooLarge, 413)
-		s.do(badToken, "PUT", one(id), M{"metafield": M{"value": 1}}, 401)
-		s.do(demoToken, "PUT", one(1), M{"metafield": M{"value": 1}}, 404)
-		scoped := id
-		if top {
-			scoped = product
-		}
-		s.do(noScopeToken, "GET", one(scoped), nil, 403)
-		s.do(noScopeToken, "PUT", one(scoped), M{"metafield": M{"value": "y"}}, 403)
-		s.do(noScopeToken, "DELETE", one(scoped), nil, 403)
-		s.do(badToken, "DELETE", one(id), nil, 401)
-		s.do(demoToken, "DELETE", one(id), nil, 200)
-		s.do(demoToken, "DELETE", one(id), nil, 404)
+		s.metafieldsAt(o[0], o[1], valid, product)
 	}
+}
+
+// metafieldsAt runs every metafield operation at one owner's base path.
+// unknown is the same path with an owner that does not exist, "" for the
+// top-level paths, whose scope checks use the product metafield product.
+func (s *scenario) metafieldsAt(base, unknown string, valid M, product int64) {
+	t := s.t
+	top := unknown == ""
+	list, count := base+".json", base+"/count.json"
+	one := func(id int64) string { return fmt.Sprintf("%s/%d.json", base, id) }
+
+	res := s.do(demoToken, "POST", list, valid, 201)
+	id := s.id(res, "metafield")
+	if m := res.Object(t, "metafield"); m["value"] != 25.0 {
+		t.Errorf("%s: created %v", list, m)
+	}
+	s.do(demoToken, "POST", list, valid, 422)
+	s.do(demoToken, "POST", list, M{"metafield": M{"namespace": "ab", "value_type": "float"}}, 422)
+	s.do(demoToken, "POST", list, `{"metafield": {`, 400)
+	s.do(demoToken, "POST", list, tooLarge, 413)
+	s.do(badToken, "POST", list, valid, 401)
+
+	s.wantLen(s.do(demoToken, "GET", list+"?namespace=inventory", nil, 200), "metafields", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?namepace=inventory&key=warehouse&value_type=integer&fields=id,value&created_at_min=2000-01-01", nil, 200), "metafields", 1)
+	s.wantLen(s.do(demoToken, "GET", list+"?namespace=other&since_id=1&limit=5&page=1", nil, 200), "metafields", 0)
+	s.do(demoToken, "GET", list+"?limit=0", nil, 400)
+	s.do(noToken, "GET", list, nil, 401)
+	s.wantCount(s.do(demoToken, "GET", count+"?key=warehouse&updated_at_max=2999-01-01", nil, 200), 1)
+	s.do(demoToken, "GET", count+"?value_type=date", nil, 400)
+	s.do(badToken, "GET", count, nil, 401)
+	if top {
+		q := "?metafield[owner_resource]=order&metafield[owner_id]="
+		s.wantLen(s.do(demoToken, "GET", list+"?namespace=scoped&metafield[owner_resource]=product&metafield[owner_id]=632910392", nil, 200), "metafields", 1)
+		s.do(noScopeToken, "GET", list+q+"450789469", nil, 403)
+		s.do(noScopeToken, "GET", count+q+"450789469", nil, 403)
+		s.do(demoToken, "GET", list+q+"1", nil, 404)
+		s.do(demoToken, "GET", count+q+"1", nil, 404)
+		s.wantCount(s.do(demoToken, "GET", count+"?metafield[owner_resource]=shop", nil, 200), 1)
+	} else {
+		s.do(noScopeToken, "GET", list, nil, 403)
+		s.do(noScopeToken, "GET", count, nil, 403)
+		s.do(noScopeToken, "POST", list, valid, 403)
+		s.do(demoToken, "GET", unknown+".json", nil, 404)
+		s.do(demoToken, "GET", unknown+"/count.json", nil, 404)
+		s.do(demoToken, "POST", unknown+".json", valid, 404)
+	}
+
+	s.do(demoToken, "GET", one(id), nil, 200)
+	s.do(demoToken, "GET", one(id)+"?fields=id,owner_resource", nil, 200)
+	s.do(badToken, "GET", one(id), nil, 401)
+	s.do(demoToken, "GET", one(1), nil, 404)
+	s.do(demoToken, "PUT", one(id), M{"metafield": M{"id": id, "value": "30", "value_type": "integer", "description": ""}}, 200)
+	s.do(demoToken, "PUT", one(id), M{"metafield": M{"namespace": "changed"}}, 422)
+	s.do(demoToken, "PUT", one(id), "not json", 400)
+	s.do(demoToken, "PUT", one(id), tooLarge, 413)
+	s.do(badToken, "PUT", one(id), M{"metafield": M{"value": 1}}, 401)
+	s.do(demoToken, "PUT", one(1), M{"metafield": M{"value": 1}}, 404)
+	scoped := id
+	if top {
+		scoped = product
+	}
+	s.do(noScopeToken, "GET", one(scoped), nil, 403)
+	s.do(noScopeToken, "PUT", one(scoped), M{"metafield": M{"value": "y"}}, 403)
+	s.do(noScopeToken, "DELETE", one(scoped), nil, 403)
+	s.do(badToken, "DELETE", one(id), nil, 401)
+	s.do(demoToken, "DELETE", one(id), nil, 200)
+	s.do(demoToken, "DELETE", one(id), nil, 404)
 }
 
 func (s *scenario) addresses(t *testing.T) {

@@ -78,126 +78,141 @@ func TestShopifyPathsServeEveryRoute(t *testing.T) {
 func TestShopifyClientsConventions(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		v := "/admin/api/2024-01"
-		// A page created, changed and deleted through the versioned path is
-		// the route's own record.
-		rec := shopify(e, "POST", v+"/pages.json", `{"page":{"title":"Shopify form"}}`, nil)
-		if rec.Code != 201 {
-			t.Fatalf("create: %d %s", rec.Code, rec.Body)
-		}
-		id := idIn(t, rec.Body.String(), "page")
-		e.Do("GET", fmt.Sprintf("/web/pages/%d.json", id), nil).Expect(t, 200)
-		if rec := shopify(e, "PUT", fmt.Sprintf("/admin/pages/%d.json", id), `{"page":{"title":"Renamed"}}`, nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), "Renamed") {
-			t.Errorf("update (unversioned): %d %s", rec.Code, rec.Body)
-		}
-		if rec := shopify(e, "DELETE", fmt.Sprintf("%s/pages/%d.json", v, id), "", nil); rec.Code != 200 {
-			t.Errorf("delete: %d %s", rec.Code, rec.Body)
-		}
-		e.Do("GET", fmt.Sprintf("/web/pages/%d.json", id), nil).Expect(t, 404)
-
-		// Nested paths of several groups.
-		for _, c := range []struct {
-			method, path, body string
-			status             int
-		}{
-			{"GET", v + "/products/632910392/variants/count.json", "", 200},
-			{"GET", v + "/variants/808950810.json", "", 200},
-			{"GET", v + "/orders/450789469/transactions.json", "", 200},
-			{"GET", v + "/blogs/241253187/articles.json", "", 200},
-			{"GET", v + "/customers/207119551/addresses.json", "", 200},
-			{"GET", fmt.Sprintf("%s/themes/%d/assets.json", v, theme.MainID), "", 200},
-			{"GET", v + "/products/632910392/metafields.json", "", 200},
-			{"POST", v + "/countries.json", `{"country":{"code":"CA"}}`, 201},
-			// The route's own answers: 405 for a method the path lacks,
-			// 404 for a record that is not there or a path no route has.
-			{"POST", v + "/pages/count.json", "", 405},
-			// A path the spec serves at /admin keeps its meaning there:
-			// only DELETE; the versioned form reaches the /com route.
-			{"PUT", "/admin/countries/1.json", `{"country":{"tax":0.1}}`, 405},
-			{"PUT", "/admin/customer_saved_searches/1.json", `{"customer_saved_search":{"name":"x"}}`, 405},
-			{"PUT", v + "/customer_saved_searches/1.json", `{"customer_saved_search":{"name":"x"}}`, 404},
-			{"GET", v + "/pages/1.json", "", 404},
-			{"GET", v + "/no_such_things.json", "", 404},
-			{"GET", v + "/pages", "", 404},
-		} {
-			if rec := shopify(e, c.method, c.path, c.body, nil); rec.Code != c.status {
-				t.Errorf("%s %s: %d, want %d: %.300s", c.method, c.path, rec.Code, c.status, rec.Body)
-			}
-		}
-		// The saved-search delete, which the spec serves at two roots.
-		rec = shopify(e, "POST", v+"/customer_saved_searches.json", `{"customer_saved_search":{"name":"Bobs","query":"bob"}}`, nil)
-		if rec.Code != 201 {
-			t.Fatalf("saved search: %d %s", rec.Code, rec.Body)
-		}
-		ss := idIn(t, rec.Body.String(), "customer_saved_search")
-		if rec := shopify(e, "GET", fmt.Sprintf("%s/customer_saved_searches/%d/customers.json", v, ss), "", nil); rec.Code != 200 {
-			t.Errorf("saved search customers: %d %s", rec.Code, rec.Body)
-		}
-		if rec := shopify(e, "DELETE", fmt.Sprintf("%s/customer_saved_searches/%d.json", v, ss), "", nil); rec.Code != 200 {
-			t.Errorf("saved search delete: %d %s", rec.Code, rec.Body)
-		}
-
-		// Versions: every quarter from 2019-04 to the current one, and
-		// unstable; anything else is the 404 JSON of an unknown path.
-		for version, status := range map[string]int{
-			"2019-04": 200, "2024-10": 200, "unstable": 200,
-			"2019-01": 404, "2024-02": 404, "2999-01": 404, "latest": 404, "2024-1": 404, "+024-01": 404,
-		} {
-			rec := shopify(e, "GET", "/admin/api/"+version+"/pages/count.json", "", nil)
-			if rec.Code != status || status == 404 && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-				t.Errorf("version %s: %d %s", version, rec.Code, rec.Body)
-			}
-			if status == 200 && rec.Header().Get(httpapi.ShopifyVersionHeader) != version {
-				t.Errorf("version %s answered as %q", version, rec.Header().Get(httpapi.ShopifyVersionHeader))
-			}
-		}
-
-		// Tokens: either header; both only when they agree.
-		svc := httpapi.TokenHeader
-		for _, c := range []struct {
-			header map[string]string
-			status int
-		}{
-			{nil, 200},
-			{map[string]string{httpapi.ShopifyTokenHeader: "", svc: apitest.DemoToken}, 200},
-			{map[string]string{svc: apitest.DemoToken}, 200},
-			{map[string]string{svc: "read-only-token-0123456789abcdef"}, 401},
-			{map[string]string{httpapi.ShopifyTokenHeader: ""}, 401},
-			{map[string]string{httpapi.ShopifyTokenHeader: "wrong"}, 401},
-		} {
-			rec := shopify(e, "GET", v+"/pages/count.json", "", c.header)
-			if rec.Code != c.status {
-				t.Errorf("tokens %v: %d, want %d", c.header, rec.Code, c.status)
-			}
-		}
-
-		// Paging: a versioned list's Link names the versioned path, and
-		// following it reaches the next page.
-		for _, p := range []string{"/a", "/b", "/c"} {
-			e.Do("POST", "/web/redirects.json", map[string]any{"redirect": map[string]any{"path": p, "target": "/t"}}).Expect(t, 201)
-		}
-		seen := map[string]bool{}
-		next := v + "/redirects.json?limit=1"
-		for next != "" {
-			rec := shopify(e, "GET", next, "", nil)
-			if rec.Code != 200 {
-				t.Fatalf("GET %s: %d %s", next, rec.Code, rec.Body)
-			}
-			seen[rec.Body.String()] = true
-			next = ""
-			for _, part := range strings.Split(rec.Header().Get("Link"), ",") {
-				if strings.Contains(part, `rel="next"`) {
-					u := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.Split(part, ";")[0]), "<"), ">")
-					if !strings.HasPrefix(u, apitest.BaseURL+v+"/redirects.json?limit=1&page_info=") {
-						t.Fatalf("next link %q is not the versioned path", u)
-					}
-					next = strings.TrimPrefix(u, apitest.BaseURL)
-				}
-			}
-		}
-		if len(seen) != 3 {
-			t.Errorf("paged through %d pages, want 3", len(seen))
-		}
+		checkShopifyRecords(t, e, v)
+		checkShopifyVersionsAndTokens(t, e, v)
+		checkShopifyPaging(t, e, v)
 	}, api.Groups...)
+}
+
+// checkShopifyRecords: records changed through the versioned and the
+// unversioned paths are the routes' own; nested paths of several groups
+// answer as their routes do.
+func checkShopifyRecords(t *testing.T, e *apitest.Env, v string) {
+	// A page created, changed and deleted through the versioned path is
+	// the route's own record.
+	rec := shopify(e, "POST", v+"/pages.json", `{"page":{"title":"Shopify form"}}`, nil)
+	if rec.Code != 201 {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	id := idIn(t, rec.Body.String(), "page")
+	e.Do("GET", fmt.Sprintf("/web/pages/%d.json", id), nil).Expect(t, 200)
+	if rec := shopify(e, "PUT", fmt.Sprintf("/admin/pages/%d.json", id), `{"page":{"title":"Renamed"}}`, nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), "Renamed") {
+		t.Errorf("update (unversioned): %d %s", rec.Code, rec.Body)
+	}
+	if rec := shopify(e, "DELETE", fmt.Sprintf("%s/pages/%d.json", v, id), "", nil); rec.Code != 200 {
+		t.Errorf("delete: %d %s", rec.Code, rec.Body)
+	}
+	e.Do("GET", fmt.Sprintf("/web/pages/%d.json", id), nil).Expect(t, 404)
+
+	// Nested paths of several groups.
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"GET", v + "/products/632910392/variants/count.json", "", 200},
+		{"GET", v + "/variants/808950810.json", "", 200},
+		{"GET", v + "/orders/450789469/transactions.json", "", 200},
+		{"GET", v + "/blogs/241253187/articles.json", "", 200},
+		{"GET", v + "/customers/207119551/addresses.json", "", 200},
+		{"GET", fmt.Sprintf("%s/themes/%d/assets.json", v, theme.MainID), "", 200},
+		{"GET", v + "/products/632910392/metafields.json", "", 200},
+		{"POST", v + "/countries.json", `{"country":{"code":"CA"}}`, 201},
+		// The route's own answers: 405 for a method the path lacks,
+		// 404 for a record that is not there or a path no route has.
+		{"POST", v + "/pages/count.json", "", 405},
+		// A path the spec serves at /admin keeps its meaning there:
+		// only DELETE; the versioned form reaches the /com route.
+		{"PUT", "/admin/countries/1.json", `{"country":{"tax":0.1}}`, 405},
+		{"PUT", "/admin/customer_saved_searches/1.json", `{"customer_saved_search":{"name":"x"}}`, 405},
+		{"PUT", v + "/customer_saved_searches/1.json", `{"customer_saved_search":{"name":"x"}}`, 404},
+		{"GET", v + "/pages/1.json", "", 404},
+		{"GET", v + "/no_such_things.json", "", 404},
+		{"GET", v + "/pages", "", 404},
+	} {
+		if rec := shopify(e, c.method, c.path, c.body, nil); rec.Code != c.status {
+			t.Errorf("%s %s: %d, want %d: %.300s", c.method, c.path, rec.Code, c.status, rec.Body)
+		}
+	}
+	// The saved-search delete, which the spec serves at two roots.
+	rec = shopify(e, "POST", v+"/customer_saved_searches.json", `{"customer_saved_search":{"name":"Bobs","query":"bob"}}`, nil)
+	if rec.Code != 201 {
+		t.Fatalf("saved search: %d %s", rec.Code, rec.Body)
+	}
+	ss := idIn(t, rec.Body.String(), "customer_saved_search")
+	if rec := shopify(e, "GET", fmt.Sprintf("%s/customer_saved_searches/%d/customers.json", v, ss), "", nil); rec.Code != 200 {
+		t.Errorf("saved search customers: %d %s", rec.Code, rec.Body)
+	}
+	if rec := shopify(e, "DELETE", fmt.Sprintf("%s/customer_saved_searches/%d.json", v, ss), "", nil); rec.Code != 200 {
+		t.Errorf("saved search delete: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// checkShopifyVersionsAndTokens: every version from 2019-04 to the current
+// one, and unstable; either token header, both only when they agree.
+func checkShopifyVersionsAndTokens(t *testing.T, e *apitest.Env, v string) {
+	// Versions: every quarter from 2019-04 to the current one, and
+	// unstable; anything else is the 404 JSON of an unknown path.
+	for version, status := range map[string]int{
+		"2019-04": 200, "2024-10": 200, "unstable": 200,
+		"2019-01": 404, "2024-02": 404, "2999-01": 404, "latest": 404, "2024-1": 404, "+024-01": 404,
+	} {
+		rec := shopify(e, "GET", "/admin/api/"+version+"/pages/count.json", "", nil)
+		if rec.Code != status || status == 404 && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			t.Errorf("version %s: %d %s", version, rec.Code, rec.Body)
+		}
+		if status == 200 && rec.Header().Get(httpapi.ShopifyVersionHeader) != version {
+			t.Errorf("version %s answered as %q", version, rec.Header().Get(httpapi.ShopifyVersionHeader))
+		}
+	}
+
+	// Tokens: either header; both only when they agree.
+	svc := httpapi.TokenHeader
+	for _, c := range []struct {
+		header map[string]string
+		status int
+	}{
+		{nil, 200},
+		{map[string]string{httpapi.ShopifyTokenHeader: "", svc: apitest.DemoToken}, 200},
+		{map[string]string{svc: apitest.DemoToken}, 200},
+		{map[string]string{svc: "read-only-token-0123456789abcdef"}, 401},
+		{map[string]string{httpapi.ShopifyTokenHeader: ""}, 401},
+		{map[string]string{httpapi.ShopifyTokenHeader: "wrong"}, 401},
+	} {
+		rec := shopify(e, "GET", v+"/pages/count.json", "", c.header)
+		if rec.Code != c.status {
+			t.Errorf("tokens %v: %d, want %d", c.header, rec.Code, c.status)
+		}
+	}
+}
+
+// checkShopifyPaging: a versioned list's Link names the versioned path,
+// and following it reaches the next page.
+func checkShopifyPaging(t *testing.T, e *apitest.Env, v string) {
+	for _, p := range []string{"/a", "/b", "/c"} {
+		e.Do("POST", "/web/redirects.json", map[string]any{"redirect": map[string]any{"path": p, "target": "/t"}}).Expect(t, 201)
+	}
+	seen := map[string]bool{}
+	next := v + "/redirects.json?limit=1"
+	for next != "" {
+		rec := shopify(e, "GET", next, "", nil)
+		if rec.Code != 200 {
+			t.Fatalf("GET %s: %d %s", next, rec.Code, rec.Body)
+		}
+		seen[rec.Body.String()] = true
+		next = ""
+		for _, part := range strings.Split(rec.Header().Get("Link"), ",") {
+			if strings.Contains(part, `rel="next"`) {
+				u := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.Split(part, ";")[0]), "<"), ">")
+				if !strings.HasPrefix(u, apitest.BaseURL+v+"/redirects.json?limit=1&page_info=") {
+					t.Fatalf("next link %q is not the versioned path", u)
+				}
+				next = strings.TrimPrefix(u, apitest.BaseURL)
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("paged through %d pages, want 3", len(seen))
+	}
 }
 
 func idIn(t *testing.T, body, key string) int64 {

@@ -139,70 +139,100 @@ func TestTemplatePathMatching(t *testing.T) {
 	}
 }
 
+// templateCheck collects the problems of template.yaml, infra/sam.mk's
+// SAM_FUNCTIONS and the functions/ directories against the groups.
+type templateCheck struct {
+	root     string
+	groups   []api.Group
+	tmpl     *template
+	mk       map[string]string
+	dirs     []string
+	problems []string
+	groupOf  map[string]api.Group // by function logical id
+	sourceFn map[string]bool      // functions that serve no route, by logical id
+}
+
+func (c *templateCheck) bad(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
 // checkTemplate returns every disagreement between the groups, the
 // template's functions, sam.mk's build targets (logical id -> directory) and
 // the directories under functions/.
 func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[string]string, dirs []string) []string {
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	r := &templateCheck{root: root, groups: groups, tmpl: tmpl, mk: mk, dirs: dirs, sourceFn: map[string]bool{}}
+	r.checkGroupFunctions()
+	r.checkEventSourceFunctions()
+	r.checkScheduledFunctions()
+	r.checkPathFormFunctions()
+	r.checkOrphans()
+	r.checkEventKeys()
+	r.checkRoutes()
+	return r.problems
+}
 
-	groupOf := map[string]api.Group{} // by function logical id
-	for _, g := range groups {
+// checkGroupFunctions: each group has its directory, its SAM_FUNCTIONS entry and a
+// function built by make from the repository root.
+func (c *templateCheck) checkGroupFunctions() {
+	c.groupOf = map[string]api.Group{} // by function logical id
+	for _, g := range c.groups {
 		id := functionID(g.Name)
-		if _, dup := groupOf[id]; dup {
-			bad("api.Groups: two groups map to the function %s", id)
+		if _, dup := c.groupOf[id]; dup {
+			c.bad("api.Groups: two groups map to the function %s", id)
 		}
-		groupOf[id] = g
-		if !slices.Contains(dirs, g.Name) {
-			bad("group %q has no directory functions/%s", g.Name, g.Name)
+		c.groupOf[id] = g
+		if !slices.Contains(c.dirs, g.Name) {
+			c.bad("group %q has no directory functions/%s", g.Name, g.Name)
 		}
-		if dir, ok := mk[id]; !ok {
-			bad("infra/sam.mk: SAM_FUNCTIONS has no entry for %s (group %q); add `%s=functions/%s`", id, g.Name, id, g.Name)
+		if dir, ok := c.mk[id]; !ok {
+			c.bad("infra/sam.mk: SAM_FUNCTIONS has no entry for %s (group %q); add `%s=functions/%s`", id, g.Name, id, g.Name)
 		} else if filepath.Clean(dir) != filepath.Join("functions", g.Name) {
-			bad("infra/sam.mk: SAM_FUNCTIONS builds %s from %s, want functions/%s", id, dir, g.Name)
+			c.bad("infra/sam.mk: SAM_FUNCTIONS builds %s from %s, want functions/%s", id, dir, g.Name)
 		}
-		fn, ok := tmpl.functions[id]
+		fn, ok := c.tmpl.functions[id]
 		if !ok {
-			bad("template.yaml: group %q has no function %s (AWS::Serverless::Function)", g.Name, id)
+			c.bad("template.yaml: group %q has no function %s (AWS::Serverless::Function)", g.Name, id)
 			continue
 		}
 		if fn.buildMethod != "makefile" {
-			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile (so that sam build runs make build-%s)", id, fn.buildMethod, id)
+			c.bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile (so that sam build runs make build-%s)", id, fn.buildMethod, id)
 		}
-		if abs := filepath.Join(root, fn.codeURI); fn.codeURI == "" || filepath.Clean(abs) != filepath.Clean(root) {
-			bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
+		if abs := filepath.Join(c.root, fn.codeURI); fn.codeURI == "" || filepath.Clean(abs) != filepath.Clean(c.root) {
+			c.bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
 		}
 	}
-	// Functions that serve no route: built the same way, fed by their event
-	// source, no HTTP events.
-	sourceFn := map[string]bool{} // by function logical id
+}
+
+// checkEventSourceFunctions: functions that serve no route are built the same
+// way, fed by their event source, with no HTTP events.
+func (c *templateCheck) checkEventSourceFunctions() {
 	for _, e := range eventSourceFunctions {
 		id := functionID(e.Dir)
-		sourceFn[id] = true
-		if _, dup := groupOf[id]; dup {
-			bad("api.Groups: group %q is also listed as an event-source function", e.Dir)
+		c.sourceFn[id] = true
+		if _, dup := c.groupOf[id]; dup {
+			c.bad("api.Groups: group %q is also listed as an event-source function", e.Dir)
 		}
-		if !slices.Contains(dirs, e.Dir) {
-			bad("event-source function %s has no directory functions/%s", id, e.Dir)
+		if !slices.Contains(c.dirs, e.Dir) {
+			c.bad("event-source function %s has no directory functions/%s", id, e.Dir)
 		}
-		if dir, ok := mk[id]; !ok {
-			bad("infra/sam.mk: SAM_FUNCTIONS has no entry for %s; add `%s=functions/%s`", id, id, e.Dir)
+		if dir, ok := c.mk[id]; !ok {
+			c.bad("infra/sam.mk: SAM_FUNCTIONS has no entry for %s; add `%s=functions/%s`", id, id, e.Dir)
 		} else if filepath.Clean(dir) != filepath.Join("functions", e.Dir) {
-			bad("infra/sam.mk: SAM_FUNCTIONS builds %s from %s, want functions/%s", id, dir, e.Dir)
+			c.bad("infra/sam.mk: SAM_FUNCTIONS builds %s from %s, want functions/%s", id, dir, e.Dir)
 		}
-		fn, ok := tmpl.functions[id]
+		fn, ok := c.tmpl.functions[id]
 		if !ok {
-			bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, e.Dir)
+			c.bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, e.Dir)
 			continue
 		}
 		if fn.buildMethod != "makefile" {
-			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile (so that sam build runs make build-%s)", id, fn.buildMethod, id)
+			c.bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile (so that sam build runs make build-%s)", id, fn.buildMethod, id)
 		}
-		if abs := filepath.Join(root, fn.codeURI); fn.codeURI == "" || filepath.Clean(abs) != filepath.Clean(root) {
-			bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
+		if abs := filepath.Join(c.root, fn.codeURI); fn.codeURI == "" || filepath.Clean(abs) != filepath.Clean(c.root) {
+			c.bad("template.yaml: %s: CodeUri is %q, want . (the repository root, whose Makefile includes infra/sam.mk)", id, fn.codeURI)
 		}
 		for _, ev := range fn.events {
-			bad("template.yaml: %s serves no route but has HttpApi event %s (%s %s)", id, ev.name, ev.method, ev.path)
+			c.bad("template.yaml: %s serves no route but has HttpApi event %s (%s %s)", id, ev.name, ev.method, ev.path)
 		}
 		src, _, _ := strings.Cut(e.Source, ".")
 		found := false
@@ -212,108 +242,124 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 			}
 			found = true
 			if ev.source != e.Source {
-				bad("template.yaml: %s event %s: %s is %q, want !GetAtt %s", id, ev.name, e.Property, ev.source, e.Source)
+				c.bad("template.yaml: %s event %s: %s is %q, want !GetAtt %s", id, ev.name, e.Property, ev.source, e.Source)
 			}
 			if !ev.reportsFailures {
-				bad("template.yaml: %s event %s: FunctionResponseTypes must include ReportBatchItemFailures (the handler reports the records to retry)", id, ev.name)
+				c.bad("template.yaml: %s event %s: FunctionResponseTypes must include ReportBatchItemFailures (the handler reports the records to retry)", id, ev.name)
 			}
 		}
 		if !found {
-			bad("template.yaml: %s has no %s event (on !GetAtt %s)", id, e.Type, e.Source)
+			c.bad("template.yaml: %s has no %s event (on !GetAtt %s)", id, e.Type, e.Source)
 		}
-		if typ := tmpl.types[src]; typ != e.SourceType {
-			bad("template.yaml: %s's event source %s is %q, want a %s", id, src, typ, e.SourceType)
+		if typ := c.tmpl.types[src]; typ != e.SourceType {
+			c.bad("template.yaml: %s's event source %s is %q, want a %s", id, src, typ, e.SourceType)
 		}
 	}
+}
 
+// checkScheduledFunctions: built the same way, on a Schedule event, with no HTTP
+// events.
+func (c *templateCheck) checkScheduledFunctions() {
 	for _, d := range scheduledFunctions {
 		id := functionID(d)
-		sourceFn[id] = true
-		if !slices.Contains(dirs, d) {
-			bad("scheduled function %s has no directory functions/%s", id, d)
+		c.sourceFn[id] = true
+		if !slices.Contains(c.dirs, d) {
+			c.bad("scheduled function %s has no directory functions/%s", id, d)
 		}
-		if dir, ok := mk[id]; !ok || filepath.Clean(dir) != filepath.Join("functions", d) {
-			bad("infra/sam.mk: SAM_FUNCTIONS needs `%s=functions/%s`", id, d)
+		if dir, ok := c.mk[id]; !ok || filepath.Clean(dir) != filepath.Join("functions", d) {
+			c.bad("infra/sam.mk: SAM_FUNCTIONS needs `%s=functions/%s`", id, d)
 		}
-		fn, ok := tmpl.functions[id]
+		fn, ok := c.tmpl.functions[id]
 		if !ok {
-			bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, d)
+			c.bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, d)
 			continue
 		}
 		if fn.buildMethod != "makefile" {
-			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile", id, fn.buildMethod)
+			c.bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile", id, fn.buildMethod)
 		}
 		for _, ev := range fn.events {
-			bad("template.yaml: %s serves no route but has HttpApi event %s (%s %s)", id, ev.name, ev.method, ev.path)
+			c.bad("template.yaml: %s serves no route but has HttpApi event %s (%s %s)", id, ev.name, ev.method, ev.path)
 		}
 		if !slices.ContainsFunc(fn.sources, func(e sourceEvent) bool { return e.typ == "Schedule" }) {
-			bad("template.yaml: %s has no Schedule event", id)
+			c.bad("template.yaml: %s has no Schedule event", id)
 		}
 	}
+}
 
+// checkPathFormFunctions: built the same way, with exactly their events.
+func (c *templateCheck) checkPathFormFunctions() {
 	for d, want := range pathFormFunctions {
 		id := functionID(d)
-		sourceFn[id] = true
-		if dir, ok := mk[id]; !ok || filepath.Clean(dir) != filepath.Join("functions", d) {
-			bad("infra/sam.mk: SAM_FUNCTIONS needs `%s=functions/%s`", id, d)
+		c.sourceFn[id] = true
+		if dir, ok := c.mk[id]; !ok || filepath.Clean(dir) != filepath.Join("functions", d) {
+			c.bad("infra/sam.mk: SAM_FUNCTIONS needs `%s=functions/%s`", id, d)
 		}
-		fn, ok := tmpl.functions[id]
+		fn, ok := c.tmpl.functions[id]
 		if !ok {
-			bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, d)
+			c.bad("template.yaml: no function %s (AWS::Serverless::Function) for functions/%s", id, d)
 			continue
 		}
 		if fn.buildMethod != "makefile" {
-			bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile", id, fn.buildMethod)
+			c.bad("template.yaml: %s: Metadata.BuildMethod is %q, want makefile", id, fn.buildMethod)
 		}
 		var got []string
 		for _, ev := range fn.events {
 			got = append(got, ev.method+" "+ev.path)
 		}
 		if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
-			bad("template.yaml: %s has events %v, want %v", id, got, want)
+			c.bad("template.yaml: %s has events %v, want %v", id, got, want)
 		}
 	}
+}
 
-	for _, d := range dirs {
+// checkOrphans: every directory, SAM_FUNCTIONS entry and template function
+// belongs to a group or a known function.
+func (c *templateCheck) checkOrphans() {
+	for _, d := range c.dirs {
 		if _, ok := pathFormFunctions[d]; ok {
 			continue
 		}
-		if !slices.ContainsFunc(groups, func(g api.Group) bool { return g.Name == d }) &&
+		if !slices.ContainsFunc(c.groups, func(g api.Group) bool { return g.Name == d }) &&
 			!slices.ContainsFunc(eventSourceFunctions, func(e eventSourceFunction) bool { return e.Dir == d }) &&
 			!slices.Contains(scheduledFunctions, d) {
-			bad("functions/%s has no group in api.Groups (nor is it an event-source or scheduled function)", d)
+			c.bad("functions/%s has no group in api.Groups (nor is it an event-source or scheduled function)", d)
 		}
 	}
-	for id, dir := range mk {
-		if _, ok := groupOf[id]; !ok && !sourceFn[id] {
-			bad("infra/sam.mk: SAM_FUNCTIONS entry %s=%s matches no group in api.Groups", id, dir)
+	for id, dir := range c.mk {
+		if _, ok := c.groupOf[id]; !ok && !c.sourceFn[id] {
+			c.bad("infra/sam.mk: SAM_FUNCTIONS entry %s=%s matches no group in api.Groups", id, dir)
 		}
 	}
-	for _, id := range tmpl.order {
-		if _, ok := groupOf[id]; !ok && !sourceFn[id] {
-			bad("template.yaml: function %s matches no group in api.Groups (want CamelCase(group name)+\"Function\")", id)
+	for _, id := range c.tmpl.order {
+		if _, ok := c.groupOf[id]; !ok && !c.sourceFn[id] {
+			c.bad("template.yaml: function %s matches no group in api.Groups (want CamelCase(group name)+\"Function\")", id)
 		}
 	}
+}
 
-	// Events: valid, unique route keys, on the template's HTTP API.
+// checkEventKeys: events are valid, with unique route keys, on the template's
+// HTTP API.
+func (c *templateCheck) checkEventKeys() {
 	seen := map[string]string{}
-	for _, id := range tmpl.order {
-		for _, ev := range tmpl.functions[id].events {
+	for _, id := range c.tmpl.order {
+		for _, ev := range c.tmpl.functions[id].events {
 			where := fmt.Sprintf("template.yaml: %s event %s (%s %s)", id, ev.name, ev.method, ev.path)
 			if ev.problem != "" {
-				bad("%s: %s", where, ev.problem)
+				c.bad("%s: %s", where, ev.problem)
 			}
 			key := ev.method + " " + ev.path
 			if other, dup := seen[key]; dup {
-				bad("%s: route key already used by %s", where, other)
+				c.bad("%s: route key already used by %s", where, other)
 			}
 			seen[key] = id + " event " + ev.name
 		}
 	}
+}
 
-	// Routes: each served by its own function's events and by no other's;
-	// each event needed by some route of its group.
-	for _, g := range groups {
+// checkRoutes: each served by its own function's events and by no other's;
+// each event needed by some route of its group.
+func (c *templateCheck) checkRoutes() {
+	for _, g := range c.groups {
 		id := functionID(g.Name)
 		routes := g.Routes(&platform.Deps{})
 		for _, r := range routes {
@@ -321,18 +367,18 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 			// one with it: a route served by such an event of its own
 			// function is not taken by another function's greedy event.
 			exact := false
-			if fn, ok := tmpl.functions[id]; ok {
+			if fn, ok := c.tmpl.functions[id]; ok {
 				exact = slices.ContainsFunc(fn.events, func(ev event) bool {
 					return methodMatches(ev.method, r.Method) && covers(ev.path, r.Path) && !isGreedy(lastSegment(ev.path))
 				})
 			}
-			if fn, ok := tmpl.functions[id]; ok && !slices.ContainsFunc(fn.events, func(ev event) bool {
+			if fn, ok := c.tmpl.functions[id]; ok && !slices.ContainsFunc(fn.events, func(ev event) bool {
 				return methodMatches(ev.method, r.Method) && covers(ev.path, r.Path)
 			}) {
-				bad("template.yaml: route %s %s of group %q is not routed to %s: no HttpApi event of %s matches it (add an event such as `ANY %s`)",
+				c.bad("template.yaml: route %s %s of group %q is not routed to %s: no HttpApi event of %s matches it (add an event such as `ANY %s`)",
 					r.Method, r.Path, g.Name, id, id, suggestEvent(r.Path))
 			}
-			for _, other := range tmpl.order {
+			for _, other := range c.tmpl.order {
 				if other == id {
 					continue
 				}
@@ -340,28 +386,27 @@ func checkTemplate(root string, groups []api.Group, tmpl *template, mk map[strin
 				for d := range pathFormFunctions {
 					pathForm = pathForm || functionID(d) == other
 				}
-				for _, ev := range tmpl.functions[other].events {
-					if pathForm && ownMoreSpecific(tmpl.functions[id], r, ev.path) {
+				for _, ev := range c.tmpl.functions[other].events {
+					if pathForm && ownMoreSpecific(c.tmpl.functions[id], r, ev.path) {
 						continue
 					}
 					if methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path) && !(exact && isGreedy(lastSegment(ev.path))) {
-						bad("template.yaml: route %s %s of group %q (%s) also matches event %s (%s %s) of %s",
+						c.bad("template.yaml: route %s %s of group %q (%s) also matches event %s (%s %s) of %s",
 							r.Method, r.Path, g.Name, id, ev.name, ev.method, ev.path, other)
 					}
 				}
 			}
 		}
-		if fn, ok := tmpl.functions[id]; ok {
+		if fn, ok := c.tmpl.functions[id]; ok {
 			for _, ev := range fn.events {
 				if !slices.ContainsFunc(routes, func(r httpapi.Route) bool {
 					return methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path)
 				}) {
-					bad("template.yaml: %s event %s (%s %s) matches no route of group %q (dead route)", id, ev.name, ev.method, ev.path, g.Name)
+					c.bad("template.yaml: %s event %s (%s %s) matches no route of group %q (dead route)", id, ev.name, ev.method, ev.path, g.Name)
 				}
 			}
 		}
 	}
-	return problems
 }
 
 // ownMoreSpecific reports whether fn has an event routing r whose literal
@@ -543,47 +588,53 @@ func loadTemplate(t *testing.T, path string) *template {
 			fn.codeURI = scalar(globalCodeURI)
 		}
 		if events := get(res, "Properties", "Events"); events != nil {
-			for j := 0; j+1 < len(events.Content); j += 2 {
-				evNode := events.Content[j+1]
-				if typ := scalar(get(evNode, "Type")); typ != "HttpApi" {
-					src := sourceEvent{name: events.Content[j].Value, typ: typ}
-					for _, prop := range []string{"Queue", "Stream"} {
-						if n := get(evNode, "Properties", prop); n != nil {
-							src.source = getAtt(n)
-						}
-					}
-					if frt := get(evNode, "Properties", "FunctionResponseTypes"); frt != nil && frt.Kind == yaml.SequenceNode {
-						src.reportsFailures = slices.ContainsFunc(frt.Content, func(n *yaml.Node) bool { return scalar(n) == "ReportBatchItemFailures" })
-					}
-					fn.sources = append(fn.sources, src)
-					continue
-				}
-				ev := event{
-					name:   events.Content[j].Value,
-					method: strings.ToUpper(scalar(get(evNode, "Properties", "Method"))),
-					path:   scalar(get(evNode, "Properties", "Path")),
-				}
-				apiID := get(evNode, "Properties", "ApiId")
-				pfv := scalar(get(evNode, "Properties", "PayloadFormatVersion"))
-				switch {
-				case ev.method == "" || ev.path == "":
-					ev.problem = "needs Method and Path"
-				case !strings.HasPrefix(ev.path, "/"):
-					ev.problem = "Path must start with /"
-				case slices.ContainsFunc(segments(ev.path)[:len(segments(ev.path))-1], isGreedy):
-					ev.problem = "a {name+} wildcard must be the last segment"
-				case apiID == nil || apiID.Tag != "!Ref" || !apis[apiID.Value]:
-					ev.problem = "ApiId must be !Ref of the template's AWS::Serverless::HttpApi (else SAM creates a second, implicit API)"
-				case pfv != "" && pfv != "2.0":
-					ev.problem = fmt.Sprintf("PayloadFormatVersion is %q; the functions take 2.0 payloads (httpadapter.NewV2)", pfv)
-				}
-				fn.events = append(fn.events, ev)
-			}
+			addEvents(fn, events, apis)
 		}
 		tm.functions[id] = fn
 		tm.order = append(tm.order, id)
 	}
 	return tm
+}
+
+// addEvents reads a function's events: HttpApi events with the problems
+// that would break their routing, the other kinds as their sources.
+func addEvents(fn *function, events *yaml.Node, apis map[string]bool) {
+	for j := 0; j+1 < len(events.Content); j += 2 {
+		evNode := events.Content[j+1]
+		if typ := scalar(get(evNode, "Type")); typ != "HttpApi" {
+			src := sourceEvent{name: events.Content[j].Value, typ: typ}
+			for _, prop := range []string{"Queue", "Stream"} {
+				if n := get(evNode, "Properties", prop); n != nil {
+					src.source = getAtt(n)
+				}
+			}
+			if frt := get(evNode, "Properties", "FunctionResponseTypes"); frt != nil && frt.Kind == yaml.SequenceNode {
+				src.reportsFailures = slices.ContainsFunc(frt.Content, func(n *yaml.Node) bool { return scalar(n) == "ReportBatchItemFailures" })
+			}
+			fn.sources = append(fn.sources, src)
+			continue
+		}
+		ev := event{
+			name:   events.Content[j].Value,
+			method: strings.ToUpper(scalar(get(evNode, "Properties", "Method"))),
+			path:   scalar(get(evNode, "Properties", "Path")),
+		}
+		apiID := get(evNode, "Properties", "ApiId")
+		pfv := scalar(get(evNode, "Properties", "PayloadFormatVersion"))
+		switch {
+		case ev.method == "" || ev.path == "":
+			ev.problem = "needs Method and Path"
+		case !strings.HasPrefix(ev.path, "/"):
+			ev.problem = "Path must start with /"
+		case slices.ContainsFunc(segments(ev.path)[:len(segments(ev.path))-1], isGreedy):
+			ev.problem = "a {name+} wildcard must be the last segment"
+		case apiID == nil || apiID.Tag != "!Ref" || !apis[apiID.Value]:
+			ev.problem = "ApiId must be !Ref of the template's AWS::Serverless::HttpApi (else SAM creates a second, implicit API)"
+		case pfv != "" && pfv != "2.0":
+			ev.problem = fmt.Sprintf("PayloadFormatVersion is %q; the functions take 2.0 payloads (httpadapter.NewV2)", pfv)
+		}
+		fn.events = append(fn.events, ev)
+	}
 }
 
 // get follows mapping keys from n; nil when one is missing.

@@ -24,8 +24,11 @@ type operations interface {
 type handler struct{ operations }
 
 // Routes returns the collect endpoints.
-func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{NewService(d)}
+func Routes(d *platform.Deps) []httpapi.Route { return routes(NewService(d)) }
+
+// routes serves ops: the Service, or a fake in the handlers' tests.
+func routes(ops operations) []httpapi.Route {
+	h := handler{ops}
 	s := admin.ScopeProducts
 	return []httpapi.Route{
 		{Method: "GET", Path: "/com/collects.json", Scope: s, Handler: h.list},

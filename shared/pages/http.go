@@ -26,8 +26,11 @@ type operations interface {
 type handler struct{ operations }
 
 // Routes returns the page endpoints.
-func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{NewService(d)}
+func Routes(d *platform.Deps) []httpapi.Route { return routes(NewService(d)) }
+
+// routes serves ops: the Service, or a fake in the handlers' tests.
+func routes(ops operations) []httpapi.Route {
+	h := handler{ops}
 	s := admin.ScopeContent
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/pages.json", Scope: s, Handler: h.list},

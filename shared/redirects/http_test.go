@@ -2,15 +2,11 @@ package redirects
 
 import (
 	"context"
-	"encoding/json"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
-	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/httpapi/httpapitest"
 	"github.com/storeadmin/adminapi/shared/records"
-	"github.com/storeadmin/adminapi/shared/store"
 )
 
 // The HTTP conventions, against fake operations and a fake identity: no
@@ -44,97 +40,34 @@ func (f *fakeOps) Update(_ context.Context, id int64, in *Input) (Redirect, erro
 	return Redirect{ID: id, Path: "/a", Target: "/b"}, f.err
 }
 
-type fakeIdentity struct{}
-
-func (fakeIdentity) AppByToken(_ context.Context, token string) (*admin.App, error) {
-	switch token {
-	case "content":
-		return &admin.App{ID: 1, Name: "Writer", Scopes: []string{"write_content"}}, nil
-	case "reader":
-		return &admin.App{ID: 2, Name: "Reader", Scopes: []string{"read_content"}}, nil
-	}
-	return nil, admin.Unauthorized
-}
-func (fakeIdentity) Shop(context.Context) (*admin.Shop, error) {
-	return &admin.Shop{ID: 1, Domain: "shop.example", IANATimezone: "UTC"}, nil
-}
-func (fakeIdentity) CursorKey(context.Context) ([]byte, error) {
-	return []byte("0123456789abcdef"), nil
-}
-
-func serve(t *testing.T, ops *fakeOps, token, method, target, body string) (*httptest.ResponseRecorder, map[string]any) {
-	t.Helper()
-	rt := httpapi.NewRouter(fakeIdentity{}, nil, routes(ops))
-	req := httptest.NewRequest(method, target, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set(httpapi.TokenHeader, token)
-	}
-	rec := httptest.NewRecorder()
-	rt.ServeHTTP(rec, req)
-	var v map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
-		t.Fatalf("%s %s: a body that is no JSON object: %q", method, target, rec.Body)
-	}
-	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("%s %s: Content-Type %q", method, target, ct)
-	}
-	return rec, v
-}
-
 func TestHandlersUnderTheConventions(t *testing.T) {
 	ops := &fakeOps{}
-	for _, c := range []struct {
-		name, token, method, target, body string
-		status                            int
-		want                              string // a JSON fragment of the answer
-	}{
-		{"create answers 201 with the record", "content", "POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`, 201, `"redirect":{"id":11,"path":"/x","target":"/y"}`},
-		{"an id as a string reads as its number", "content", "PUT", "/web/redirects/5.json", `{"redirect":{"id":"5","path":"/x"}}`, 200, `"id":5`},
-		{"get", "reader", "GET", "/web/redirects/9.json", ``, 200, `"redirect":{"id":9,`},
-		{"fields restrict the record", "reader", "GET", "/web/redirects/9.json?fields=id,target", ``, 200, `{"redirect":{"id":9,"target":"/b"}}`},
-		{"list", "reader", "GET", "/web/redirects.json?path=/a", ``, 200, `"redirects":[{"id":1,`},
-		{"count", "reader", "GET", "/web/redirects/count.json", ``, 200, `{"count":7}`},
-		{"delete answers {}", "content", "DELETE", "/web/redirects/3.json", ``, 200, `{}`},
+	w, r := httpapitest.Writer, httpapitest.Reader
+	httpapitest.Run(t, routes(ops), []httpapitest.Case{
+		{"create answers 201 with the record", w, "POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`, 201, `"redirect":{"id":11,"path":"/x","target":"/y"}`},
+		{"an id as a string reads as its number", w, "PUT", "/web/redirects/5.json", `{"redirect":{"id":"5","path":"/x"}}`, 200, `"id":5`},
+		{"get", r, "GET", "/web/redirects/9.json", ``, 200, `"redirect":{"id":9,`},
+		{"fields restrict the record", r, "GET", "/web/redirects/9.json?fields=id,target", ``, 200, `{"redirect":{"id":9,"target":"/b"}}`},
+		{"list", r, "GET", "/web/redirects.json?path=/a", ``, 200, `"redirects":[{"id":1,`},
+		{"count", r, "GET", "/web/redirects/count.json", ``, 200, `{"count":7}`},
+		{"delete answers {}", w, "DELETE", "/web/redirects/3.json", ``, 200, `{}`},
 		{"no token", "", "GET", "/web/redirects.json", ``, 401, `"errors":"[API] Invalid API key`},
-		{"a read scope cannot write", "reader", "POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`, 403, `write_content`},
-		{"malformed JSON", "content", "POST", "/web/redirects.json", `{"redirect":`, 400, `"errors":`},
-		{"the wrapper missing", "content", "POST", "/web/redirects.json", `{"path":"/x"}`, 400, `"redirect":"Required parameter missing or invalid"`},
-		{"a field of the wrong type", "content", "POST", "/web/redirects.json", `{"redirect":{"path":5,"target":"/y"}}`, 422, `"path":["must be a string"]`},
-		{"null where the document allows none", "content", "POST", "/web/redirects.json", `{"redirect":{"path":null,"target":"/y"}}`, 422, `"path":[`},
-		{"an id past 2^53", "reader", "GET", "/web/redirects/9007199254740992.json", ``, 404, `"errors":"Not Found"`},
-		{"an unknown path", "reader", "GET", "/web/redirect.json", ``, 404, `"errors":"Not Found"`},
-		{"a method the path does not serve", "content", "PATCH", "/web/redirects/3.json", ``, 405, `"errors":`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rec, _ := serve(t, ops, c.token, c.method, c.target, c.body)
-			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
-				t.Errorf("%s %s: %d %s, want %d with %s", c.method, c.target, rec.Code, rec.Body, c.status, c.want)
-			}
-		})
-	}
+		{"a read scope cannot write", r, "POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`, 403, `write_content`},
+		{"malformed JSON", w, "POST", "/web/redirects.json", `{"redirect":`, 400, `"errors":`},
+		{"the wrapper missing", w, "POST", "/web/redirects.json", `{"path":"/x"}`, 400, `"redirect":"Required parameter missing or invalid"`},
+		{"a field of the wrong type", w, "POST", "/web/redirects.json", `{"redirect":{"path":5,"target":"/y"}}`, 422, `"path":["must be a string"]`},
+		{"null where the document allows none", w, "POST", "/web/redirects.json", `{"redirect":{"path":null,"target":"/y"}}`, 422, `"path":[`},
+		{"an id past 2^53", r, "GET", "/web/redirects/9007199254740992.json", ``, 404, `"errors":"Not Found"`},
+		{"an unknown path", r, "GET", "/web/redirect.json", ``, 404, `"errors":"Not Found"`},
+		{"a method the path does not serve", w, "PATCH", "/web/redirects/3.json", ``, 405, `"errors":`},
+	})
 	if ops.gotFilt.Path != "/a" {
 		t.Errorf("the list's path filter reached the operation as %q", ops.gotFilt.Path)
 	}
 }
 
-// What an operation refuses reaches the client in the error map's shape.
+// What an operation refuses reaches the client in the convention's shape.
 func TestOperationErrorsReachTheClient(t *testing.T) {
-	var v admin.Validation
-	v.Add("path", admin.MsgTaken)
-	for _, c := range []struct {
-		err    error
-		status int
-		want   string
-		header string
-	}{
-		{v.Err(), 422, `{"errors":{"path":["has already been taken"]}}`, ""},
-		{admin.NotFound, 404, `{"errors":"Not Found"}`, ""},
-		{&store.UnavailableError{Reason: "throttled"}, 503, `"errors":"Service Unavailable`, "Retry-After"},
-		{context.DeadlineExceeded, 500, `"errors":`, ""},
-	} {
-		rec, _ := serve(t, &fakeOps{err: c.err}, "content", "POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`)
-		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) || c.header != "" && rec.Header().Get(c.header) == "" {
-			t.Errorf("%v: %d %s %v, want %d with %s", c.err, rec.Code, rec.Body, rec.Header(), c.status, c.want)
-		}
-	}
+	httpapitest.OperationErrors(t, func(err error) []httpapi.Route { return routes(&fakeOps{err: err}) },
+		"POST", "/web/redirects.json", `{"redirect":{"path":"/x","target":"/y"}}`)
 }

@@ -27,8 +27,11 @@ type operations interface {
 type handler struct{ operations }
 
 // Routes returns the script tag endpoints.
-func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{NewService(d)}
+func Routes(d *platform.Deps) []httpapi.Route { return routes(NewService(d)) }
+
+// routes serves ops: the Service, or a fake in the handlers' tests.
+func routes(ops operations) []httpapi.Route {
+	h := handler{ops}
 	s := admin.ScopeScriptTags
 	return []httpapi.Route{
 		{Method: "GET", Path: "/web/script_tags.json", Scope: s, Handler: h.list},
