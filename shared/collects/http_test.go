@@ -54,7 +54,7 @@ func TestHandlersUnderTheConventions(t *testing.T) {
 		{"no update", w, "PUT", "/com/collects/3.json", `{"collect":{"product_id":5}}`, 405, `"errors":`},
 		{"an id of the wrong type", w, "POST", "/com/collects.json", `{"collect":{"product_id":true,"collection_id":7}}`, 422, `"product_id":[`},
 		{"an id string that is no number", w, "POST", "/com/collects.json", `{"collect":{"product_id":"5a","collection_id":7}}`, 422, `"product_id":[`},
-		{"an id of 17 digits", w, "POST", "/com/collects.json", `{"collect":{"product_id":5,"collection_id":90071992547409930}}`, 422, `"collection_id":["must be less than or equal to 9007199254740991"]`},
+		{"an id beyond 2^53 - 1", w, "POST", "/com/collects.json", `{"collect":{"product_id":5,"collection_id":9007199254740993}}`, 422, `"collection_id":["must be less than or equal to 9007199254740991"]`},
 		{"a non-numeric id", r, "GET", "/com/collects/first.json", ``, 404, `{"errors":"Not Found"}`},
 		{"a negative id", w, "DELETE", "/com/collects/-3.json", ``, 404, `{"errors":"Not Found"}`},
 		{"an id filter that is no id", r, "GET", "/com/collects.json?product_id=abc", ``, 400, `"product_id"`},

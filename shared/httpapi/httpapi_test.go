@@ -166,6 +166,8 @@ func TestBadBodies(t *testing.T) {
 	expect(t, post(`{"thing": {"name": "ok", "id": -1}}`), 422, `{"errors":{"id":["must be greater than or equal to 0"]}}`)
 	expect(t, post(`{"thing": {"name": "ok", "id": 9007199254740992}}`), 422, `{"errors":{"id":["`+httpapi.MsgIDTooLarge+`"]}}`)
 	expect(t, post(`{"thing": {"name": "ok", "id": "9007199254740992"}}`), 422, `{"errors":{"id":["`+httpapi.MsgIDTooLarge+`"]}}`)
+	// Any id key, at 16 digits as at 17.
+	expect(t, post(`{"thing": {"name": "ok", "owner_id": 9007199254740993}}`), 422, `{"errors":{"owner_id":["`+httpapi.MsgIDTooLarge+`"]}}`)
 	for _, id := range []string{`0`, `12`, `2.0`, `9007199254740991`, `"12"`, `"9007199254740991"`} {
 		expect(t, post(`{"thing": {"name": "ok", "id": `+id+`}}`), 201, `{"thing":{"name":"ok","count":0,"tags":null}}`)
 	}

@@ -20,7 +20,8 @@ const MsgIDNegative = "must be greater than or equal to 0"
 
 // needsNumberPass reports whether a body holds a number that the plain
 // decoder would mishandle: one with a fraction or exponent (2.0 is an
-// integer to JSON clients) or of 17 or more digits (beyond any id). It
+// integer to JSON clients) or of 16 or more digits (ids.Max, 2^53 − 1, has
+// 16: such a number may be beyond any id). It
 // scans bytes without allocating, so ordinary bodies pay only this.
 func needsNumberPass(b []byte) bool {
 	inString, escaped, digits := false, false, 0
@@ -41,7 +42,7 @@ func needsNumberPass(b []byte) bool {
 		case c == '"':
 			inString, digits = true, 0
 		case c >= '0' && c <= '9':
-			if digits++; digits > 16 {
+			if digits++; digits > 15 {
 				return true
 			}
 		case c == '.' || c == 'e' || c == 'E':
