@@ -23,5 +23,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(delivery.StreamHandler(deps.Store, deps.Queue))
+	lambda.Start(delivery.StreamHandler(deps.Store, deps.Queue, deps.Clock))
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -67,7 +68,7 @@ func run(path string, createTable, reindex bool) error {
 	// dropped connection is tried again (under its request token), not fatal.
 	st := store.Retrying(raw)
 	if data != nil {
-		_, sum, err := seed.Load(ctx, st, data)
+		_, sum, err := seed.Load(ctx, st, clock.System{}, data) // in AWS the service's clock is the machine's
 		if err != nil {
 			return err
 		}

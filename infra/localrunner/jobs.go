@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -135,7 +134,7 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 // route it takes no token and sits behind control (control.go).
 func jobHandler(d *platform.Deps, j *pollJob) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s := j.runOnce(admin.WithClock(r.Context(), d.Clock), d)
+		s := j.runOnce(r.Context(), d)
 		httpapi.WriteJSON(w, http.StatusOK, &s)
 	}
 }

@@ -81,7 +81,7 @@ func run() error {
 	// seconds besides, for what another process committed).
 	watched := store.Watch(deps.Store, outbox.Partition, catalog.MembershipJobPartition, variants.StockJobPartition)
 	deps.Store = watched
-	if err := loadSeed(ctx, cfg, deps.Store); err != nil {
+	if err := loadSeed(ctx, cfg, deps.Store, deps.Clock); err != nil {
 		return err
 	}
 	// A store an earlier version wrote gets this version's index keys and
@@ -142,7 +142,7 @@ func run() error {
 	// out to the delivery queue, the consumer delivers them. Both keep their
 	// state in the store, so a restart resumes them. Beside them run the
 	// provider polls and the single-SKU stock jobs.
-	pipeline, stopPipeline := context.WithCancel(admin.WithClock(context.Background(), deps.Clock))
+	pipeline, stopPipeline := context.WithCancel(context.Background())
 	var pipelineDone sync.WaitGroup
 	pipelineDone.Add(4)
 	go func() {
@@ -190,14 +190,15 @@ func run() error {
 	return nil
 }
 
-// loadSeed loads SEED_FILE, or the demo shop into an empty store.
-func loadSeed(ctx context.Context, cfg config.Config, st store.Store) error {
+// loadSeed loads SEED_FILE, or the demo shop into an empty store, dating
+// what the file leaves undated by the runner's clock.
+func loadSeed(ctx context.Context, cfg config.Config, st store.Store, clk clock.Clock) error {
 	if cfg.SeedFile != "" {
 		data, err := os.ReadFile(cfg.SeedFile)
 		if err != nil {
 			return err
 		}
-		_, sum, err := seed.Load(ctx, st, data, api.SeedChecks...)
+		_, sum, err := seed.Load(ctx, st, clk, data, api.SeedChecks...)
 		if err != nil {
 			return err
 		}
@@ -209,7 +210,7 @@ func loadSeed(ctx context.Context, cfg config.Config, st store.Store) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	f, _, err := seed.Load(ctx, st, seed.Demo)
+	f, _, err := seed.Load(ctx, st, clk, seed.Demo)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func resetHandler(cfg config.Config, deps *api.Deps, local store.Local, off *clo
 		if m, ok := deps.Limiter.(*ratelimit.Memory); ok {
 			m.Reset()
 		}
-		if err := loadSeed(ctx, cfg, deps.Store); err != nil {
+		if err := loadSeed(ctx, cfg, deps.Store, deps.Clock); err != nil {
 			localError(w, http.StatusInternalServerError, `"the seed could not be loaded"`)
 			return
 		}

@@ -16,9 +16,9 @@ import (
 // the topic as that app would (delivery.Trigger), and the answer is
 // {"delivery_id", "status"} (the receiver's status, 0 when none answered).
 func triggerHandler(deps *api.Deps) http.HandlerFunc {
-	identity := auth.NewIdentity(deps.Store)
+	identity := auth.NewIdentity(deps.Store, deps.Clock)
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx := admin.WithClock(r.Context(), deps.Clock)
+		ctx := r.Context()
 		token, ok := httpapi.RequestToken(r.Header)
 		if !ok {
 			httpapi.Error(w, r, admin.Unauthorized)
@@ -44,7 +44,7 @@ func triggerHandler(deps *api.Deps) http.HandlerFunc {
 			return
 		}
 		ctx = admin.WithShop(admin.WithApp(ctx, app), shop)
-		t, err := delivery.Trigger(ctx, deps.Outbound, deps.IDs, in.Topic, in.Address, in.Format)
+		t, err := delivery.Trigger(ctx, deps.Outbound, deps.IDs, deps.Clock, in.Topic, in.Address, in.Format)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return

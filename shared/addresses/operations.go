@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -20,11 +21,12 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // TopicCustomerUpdate fires, with the customer as payload, when one of its
@@ -136,7 +138,7 @@ func (s Service) notify(ctx context.Context, c map[string]json.RawMessage, addrs
 			payload["default_address"] = addrs[i]
 		}
 	}
-	return outbox.Notify(ctx, s.Store, s.IDs, TopicCustomerUpdate, "customer", payload)
+	return outbox.Notify(ctx, s.Store, s.IDs, s.Clock, TopicCustomerUpdate, "customer", payload)
 }
 
 // List returns the window of a customer's addresses in id order after

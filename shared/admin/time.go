@@ -1,13 +1,9 @@
 package admin
 
 import (
-	"context"
-
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/storeadmin/adminapi/shared/clock"
 )
 
 // Time is a timestamp rendered as ISO 8601 with a UTC offset at second
@@ -18,29 +14,10 @@ type Time struct{ time.Time }
 // TimeLayout is the wire format of every timestamp.
 const TimeLayout = "2006-01-02T15:04:05-07:00"
 
-// Now is the service's current time (ClockFrom(ctx)) truncated to the
-// second, in UTC: every timestamp a record carries.
-func Now(ctx context.Context) Time { return At(ClockFrom(ctx).Now()) }
-
-// At is t as a record's timestamp: truncated to the second, in UTC.
+// At is t as a record's timestamp: truncated to the second, in UTC. Every
+// timestamp a record carries is At(clk.Now()) of the service's clock, which
+// its user holds as a field or takes as a parameter, never from the context.
 func At(t time.Time) Time { return Time{t.UTC().Truncate(time.Second)} }
-
-type clockKey struct{}
-
-// WithClock carries the service's clock (platform.Deps.Clock) to the
-// operations a request or job calls: the router and every job's entry put
-// it in their context.
-func WithClock(ctx context.Context, c clock.Clock) context.Context {
-	return context.WithValue(ctx, clockKey{}, c)
-}
-
-// ClockFrom is the clock ctx carries; the machine's when it carries none.
-func ClockFrom(ctx context.Context) clock.Clock {
-	if c, ok := ctx.Value(clockKey{}).(clock.Clock); ok {
-		return c
-	}
-	return clock.System{}
-}
 
 // In returns t in loc.
 func (t Time) In(loc *time.Location) Time {

@@ -189,10 +189,9 @@ func Handler(d *Deps, groups ...Group) *httpapi.Router {
 	for _, g := range groups {
 		routes = append(routes, g.Routes(d.Deps)...)
 	}
-	rt := httpapi.NewRouter(auth.NewIdentity(d.Store), d.Limiter, routes)
+	rt := httpapi.NewRouter(auth.NewIdentity(d.Store, d.Clock), d.Limiter, d.Clock, routes)
 	rt.Base = baseURL(d.BaseURL)
-	rt.Clock = d.Clock
-	rt.Keys = idempotency.NewKeeper(d.Store)
+	rt.Keys = idempotency.NewKeeper(d.Store, d.Clock)
 	rt.Metrics = d.Metrics
 	return rt
 }
@@ -261,9 +260,9 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	}
 	switch cfg.RateLimit {
 	case "shared":
-		d.Limiter = ratelimit.NewShared(st)
+		d.Limiter = ratelimit.NewShared(st, clk.Now)
 	case "memory":
-		d.Limiter = &ratelimit.Memory{}
+		d.Limiter = &ratelimit.Memory{Now: clk.Now}
 	}
 	return d, nil
 }
@@ -320,7 +319,7 @@ func OpenQueue(ctx context.Context, cfg config.Config, st store.Store) (queue.Qu
 
 // Dispatcher builds the webhook dispatcher over the deps.
 func Dispatcher(d *platform.Deps, cfg config.Config) *delivery.Dispatcher {
-	return &delivery.Dispatcher{Store: d.Store, Client: d.Outbound, IDs: d.IDs, RetryBase: cfg.RetryBase, Metrics: d.Metrics}
+	return &delivery.Dispatcher{Store: d.Store, Client: d.Outbound, IDs: d.IDs, Clock: d.Clock, RetryBase: cfg.RetryBase, Metrics: d.Metrics}
 }
 
 // OpenStore opens the embedded store or DynamoDB, as configured.

@@ -10,8 +10,9 @@ import (
 
 // wallTime lists the files of shared/ that may read the machine's clock,
 // each with its reason: none of them is a time the service records, shows
-// or decides by. Everything else reads the service's clock (admin.Now(ctx),
-// admin.ClockFrom(ctx)), which the local runner and tests can move.
+// or decides by. Everything else reads the service's clock (a Clock field
+// set from platform.Deps.Clock, or a clock parameter), which the local
+// runner and tests can move.
 var wallTime = map[string]string{
 	"clock/clock.go":                 "the service's clock itself: System and Offset start from the machine's",
 	"metrics/metrics.go":             "CloudWatch timestamps metric lines with the machine's time",
@@ -44,7 +45,7 @@ func TestDomainCodeReadsTheServiceClock(t *testing.T) {
 		if wall.Match(src) {
 			found[rel] = true
 			if _, ok := wallTime[rel]; !ok {
-				t.Errorf("shared/%s reads the machine's clock: read the service's (admin.Now(ctx), admin.ClockFrom(ctx)), or list the file in wallTime with its reason", rel)
+				t.Errorf("shared/%s reads the machine's clock: read the service's (its Clock field or a clock parameter), or list the file in wallTime with its reason", rel)
 			}
 		}
 		return nil

@@ -161,7 +161,7 @@ var costKinds = []costKind{
 			if err != nil || len(ms) != 1 {
 				b.Fatalf("receive: %d messages, %v", len(ms), err)
 			}
-			if retry := delivery.Handle(delivery.Batch(ctx), r.e.Deps.Queue, r.d, ms[0]); retry {
+			if retry := delivery.Handle(ctx, r.e.Deps.Queue, r.d, ms[0]); retry {
 				b.Fatal("delivery failed")
 			}
 		}},

@@ -39,7 +39,7 @@ func TestOpenWiresMembership(t *testing.T) {
 	if deps.ProductChanged == nil {
 		t.Fatal("api.Open left Deps.ProductChanged unset")
 	}
-	if _, _, err := seed.Load(context.Background(), deps.Store, seed.Demo); err != nil {
+	if _, _, err := seed.Load(context.Background(), deps.Store, deps.Clock, seed.Demo); err != nil {
 		t.Fatal(err)
 	}
 	membershipFollowsVariants(t, &apitest.Env{T: t, Deps: deps.Deps, Handler: api.Handler(deps, api.Variants, api.Collections)})

@@ -38,7 +38,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	env := apitest.New(t, apitest.OpenEmbedded(t), api.Groups...)
 	noScopeApp := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"},
 		"apps": [{"id": 1003, "name": "No Scope App", "access_token": "` + noScopeToken + `", "shared_secret": "no-scope-secret", "scopes": []}]}`
-	if _, _, err := seed.Load(context.Background(), env.Deps.Store, []byte(noScopeApp)); err != nil {
+	if _, _, err := seed.Load(context.Background(), env.Deps.Store, env.Deps.Clock, []byte(noScopeApp)); err != nil {
 		t.Fatal(err)
 	}
 	s := &scenario{t: t, env: env, doc: doc, seen: map[*operation]map[string]bool{}}

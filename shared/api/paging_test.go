@@ -61,7 +61,7 @@ func seedProducts(t *testing.T, e *apitest.Env, title string, base int64) []int6
 			base+i, title, i, strings.ToLower(title), i, base+100+i))
 	}
 	data := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"}, "products": [` + strings.Join(products, ",") + `]}`
-	if _, _, err := seed.Load(context.Background(), e.Deps.Store, []byte(data)); err != nil {
+	if _, _, err := seed.Load(context.Background(), e.Deps.Store, e.Deps.Clock, []byte(data)); err != nil {
 		t.Fatal(err)
 	}
 	return ids
@@ -111,7 +111,7 @@ var pagedLists = []pagedList{
 	{"/admin/webhooks/{id}/deliveries.json", "deliveries", func(t *testing.T, e *apitest.Env) string {
 		id := createOne(t, e, "/admin/webhooks.json", "webhook", map[string]any{"topic": "orders/create", "address": "https://example.com/hooks"})
 		for i := range 5 {
-			a := delivery.Attempt{ID: e.Deps.IDs.Next(), DeliveryID: fmt.Sprint("d", i), Topic: "orders/create", Attempt: 1, CreatedAt: admin.Now(context.Background())}
+			a := delivery.Attempt{ID: e.Deps.IDs.Next(), DeliveryID: fmt.Sprint("d", i), Topic: "orders/create", Attempt: 1, CreatedAt: admin.At(e.Deps.Clock.Now())}
 			err := e.Deps.Store.Transact(context.Background(), store.Put(store.Item{PK: delivery.AttemptPartition(id), SK: records.IDSK(a.ID),
 				Version: 1, Data: records.Encode(&a)}, store.Always, 0))
 			if err != nil {
@@ -208,7 +208,7 @@ var pagedLists = []pagedList{
 			cs = append(cs, fmt.Sprintf(`{"id": %d, "email": "c%d@example.com", "first_name": "C", "last_name": "%d", "state": "enabled", "orders_count": 1, "total_spent": "1.00"}`, 9001+i, i, i))
 		}
 		data := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"}, "customers": [` + strings.Join(cs, ",") + `]}`
-		if _, _, err := seed.Load(context.Background(), e.Deps.Store, []byte(data)); err != nil {
+		if _, _, err := seed.Load(context.Background(), e.Deps.Store, e.Deps.Clock, []byte(data)); err != nil {
 			t.Fatal(err)
 		}
 		id := createOne(t, e, "/com/customer_saved_searches.json", "customer_saved_search", map[string]any{"name": "Enabled", "query": "state:enabled"})

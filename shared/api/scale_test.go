@@ -45,11 +45,11 @@ var scaleStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // and a few keep DynamoDB Local (one SQLite lock) from timing out.
 func fillShop(tb testing.TB, d *platform.Deps, n, writers int) {
 	ctx := context.Background()
-	app, err := auth.NewIdentity(d.Store).AppByToken(ctx, apitest.DemoToken)
+	app, err := auth.NewIdentity(d.Store, d.Clock).AppByToken(ctx, apitest.DemoToken)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	shop, err := auth.NewIdentity(d.Store).Shop(ctx)
+	shop, err := auth.NewIdentity(d.Store, d.Clock).Shop(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func (s *scenario) collections(t *testing.T) {
 	const touch = `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"},
 		"products": [{"id": 921728736, "title": "IPod Touch 8GB", "handle": "ipod-touch", "vendor": "Apple", "product_type": "Cult Products",
 			"variants": [{"id": 447654529, "title": "Black", "option1": "Black", "price": "99.00", "inventory_quantity": 3}]}]}`
-	if _, _, err := seed.Load(context.Background(), s.env.Deps.Store, []byte(touch)); err != nil {
+	if _, _, err := seed.Load(context.Background(), s.env.Deps.Store, s.env.Deps.Clock, []byte(touch)); err != nil {
 		t.Fatal(err)
 	}
 	// Every shop starts with the frontpage collection.
@@ -729,7 +729,7 @@ func (s *scenario) fulfillmentServices(t *testing.T) {
 	s.t = t
 	warehouse := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"},
 		"apps": [{"id": 1005, "name": "Warehouse App", "access_token": "` + warehouseToken + `", "shared_secret": "warehouse-secret", "scopes": ["write_fulfillments"]}]}`
-	if _, _, err := seed.Load(context.Background(), s.env.Deps.Store, []byte(warehouse)); err != nil {
+	if _, _, err := seed.Load(context.Background(), s.env.Deps.Store, s.env.Deps.Clock, []byte(warehouse)); err != nil {
 		t.Fatal(err)
 	}
 	r := &servicesRun{scenario: s}

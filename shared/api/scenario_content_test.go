@@ -575,7 +575,7 @@ func (s *scenario) blogs(t *testing.T) {
 	// A second blog beside the demo seed's; blogs have no endpoints.
 	const otherBlog = `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"},
 		"blogs": [{"id": 241253188, "title": "Journal", "handle": "journal"}]}`
-	if _, _, err := seed.Load(context.Background(), s.env.Deps.Store, []byte(otherBlog)); err != nil {
+	if _, _, err := seed.Load(context.Background(), s.env.Deps.Store, s.env.Deps.Clock, []byte(otherBlog)); err != nil {
 		t.Fatal(err)
 	}
 	manyTags := ""

@@ -200,7 +200,7 @@ func (s *scenario) deliveries(t *testing.T, other int64) {
 
 	// A long base delay keeps a retried message out of this test's receives.
 	dispatcher := api.Dispatcher(d, config.Config{RetryBase: time.Hour})
-	ops, err := outbox.Notify(ctx, d.Store, d.IDs, "products/create", "product", M{"id": 632910392, "title": "IPod Nano - 8GB"})
+	ops, err := outbox.Notify(ctx, d.Store, d.IDs, d.Clock, "products/create", "product", M{"id": 632910392, "title": "IPod Nano - 8GB"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func (s *scenario) deliveries(t *testing.T, other int64) {
 		t.Error("a failed first attempt was not retried")
 	}
 	// Last attempt: it fails again and the delivery is dead-lettered.
-	if out, err := dispatcher.Deliver(ctx, queue.Message{ID: msgs[0].ID, Body: msgs[0].Body, Attempt: delivery.MaxAttempts}); err != nil || out.Retry {
+	if out, err := dispatcher.Deliver(ctx, nil, queue.Message{ID: msgs[0].ID, Body: msgs[0].Body, Attempt: delivery.MaxAttempts}); err != nil || out.Retry {
 		t.Fatalf("last attempt: %+v, %v; want it dead-lettered", out, err)
 	}
 	if res := s.do(demoToken, "GET", deliveriesOf(hook), nil, 200); res.Status == 200 {
@@ -306,7 +306,7 @@ func (s *scenario) uninstall(t *testing.T) {
 	const uninstall = "/admin/api_permissions/current.json"
 	leaving := `{"shop": {"id": 1, "domain": "demo-shop.example.com", "iana_timezone": "America/New_York"},
 		"apps": [{"id": 1004, "name": "Leaving App", "access_token": "` + leavingToken + `", "shared_secret": "leaving-secret", "scopes": ["write_script_tags"]}]}`
-	if _, _, err := seed.Load(ctx, s.env.Deps.Store, []byte(leaving)); err != nil {
+	if _, _, err := seed.Load(ctx, s.env.Deps.Store, s.env.Deps.Clock, []byte(leaving)); err != nil {
 		t.Fatal(err)
 	}
 	hook := s.id(s.do(leavingToken, "POST", "/admin/webhooks.json", M{"webhook": M{"topic": "app/uninstalled", "address": "https://leaving.example.com/uninstalled"}}, 201), "webhook")

@@ -6,6 +6,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/charges"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -22,13 +23,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Charges cancels the app's active charge.
 	Charges charges.Service
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Charges: charges.NewService(d)}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Charges: charges.NewService(d)}
 }
 
 // Uninstall uninstalls the calling app (in ctx). The uninstall itself is one
@@ -72,7 +74,7 @@ func (s Service) Uninstall(ctx context.Context) error {
 	}
 	ops = append(ops, events.Ops(events.OfApp(s.IDs, app.ID, rec.Name, events.Uninstalled))...)
 	if len(mine) > 0 {
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, Topic, "shop", shop, outbox.ToWebhooks(app.ID, mine))
 		if err != nil {
 			return err
 		}

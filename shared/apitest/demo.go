@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/boltstore"
@@ -18,7 +19,8 @@ import (
 // seeding was half of every DynamoDB test's transactions. The items are the
 // loader's own, taken once per test process from an embedded store it
 // loaded, so a test sees exactly what seed.Load makes (seed's own tests run
-// the loader on both stores).
+// the loader on both stores). Every Env of the process shares the snapshot,
+// so the loader dates it by the machine's clock, not one Env's.
 var (
 	demoOnce  sync.Once
 	demoItems []store.Item
@@ -32,7 +34,7 @@ func loadDemo(t testing.TB, st store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := st.Get(ctx, auth.ShopKey); !errors.Is(err, store.ErrNotFound) {
-		if _, _, err := seed.Load(ctx, st, seed.Demo); err != nil {
+		if _, _, err := seed.Load(ctx, st, clock.System{}, seed.Demo); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -69,7 +71,7 @@ func snapshotDemo(dir string) ([]store.Item, error) {
 	defer bolt.Close()
 	rec := &writeRecorder{Store: bolt, seen: map[store.Key]bool{}}
 	ctx := context.Background()
-	if _, _, err := seed.Load(ctx, rec, seed.Demo); err != nil {
+	if _, _, err := seed.Load(ctx, rec, clock.System{}, seed.Demo); err != nil {
 		return nil, err
 	}
 	var items []store.Item

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
@@ -27,13 +28,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Outbound fetches what a user names by URL.
 	Outbound *outbound.Client
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Outbound: d.Outbound}
 }
 
 // List returns the window of the blog's matching articles, newest first
@@ -125,7 +127,7 @@ func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, 
 		return Article{}, err
 	}
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	rec := record{Article: Article{BlogID: blog.ID, Author: app.Name, CreatedAt: now, UpdatedAt: now}}
 	pub, img, err := in.apply(&rec.Article, true, shop.Location())
 	if err != nil {
@@ -133,7 +135,7 @@ func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, 
 	}
 	rec.PublishedAt, _ = publishing.Apply(admin.Time{}, pub.published, pub.at, true, now)
 	var imageOps []store.Op
-	newImage := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop, Change: img}
+	newImage := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop, Change: img}
 	if imageOps, err = newImage.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile); err != nil {
 		return Article{}, err
 	}
@@ -184,7 +186,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	var rec record
 	// A new image is resolved (downloaded) once, even if the write is retried.
-	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
+	image := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop}
 	var claim store.Key // the handle or guard the change claims, if any
 	err = records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec = record{}
@@ -204,7 +206,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 		if err != nil {
 			return nil, err
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		var change publishing.Change
 		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, pub.published, pub.at, false, now)
 		rec.UpdatedAt = now

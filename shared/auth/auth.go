@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -58,7 +59,8 @@ func HashToken(token string) string {
 
 // Identity implements httpapi.Identity on the store.
 type Identity struct {
-	st store.Store
+	st  store.Store
+	clk clock.Clock // per-user tokens expire by it
 
 	mu        sync.Mutex
 	shop      *admin.Shop
@@ -118,8 +120,9 @@ func Secret(ctx context.Context, st store.Store, k store.Key) ([]byte, error) {
 // endpoint of its own; it changes only by import.
 const ShopTTL = time.Minute
 
-// NewIdentity returns the store-backed identity.
-func NewIdentity(st store.Store) *Identity { return &Identity{st: st} }
+// NewIdentity returns the store-backed identity, expiring per-user tokens
+// by clk.
+func NewIdentity(st store.Store, clk clock.Clock) *Identity { return &Identity{st: st, clk: clk} }
 
 // AppByToken finds the app holding token: one GetItem.
 func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, error) {
@@ -139,7 +142,7 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 		return nil, admin.Unauthorized
 	}
 	// A per-user token expires by the service's clock.
-	if app.ExpiresAt != 0 && admin.Now(ctx).Unix() >= app.ExpiresAt {
+	if app.ExpiresAt != 0 && admin.At(id.clk.Now()).Unix() >= app.ExpiresAt {
 		return nil, admin.Unauthorized
 	}
 	return &app, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/httpapi"
@@ -21,6 +22,8 @@ type operations interface {
 	Decide(ctx context.Context, id int64, secret string, token string, accept bool) (Charge, string, error)
 	Get(ctx context.Context, appID int64, id int64) (Charge, error)
 	List(ctx context.Context, appID int64, sinceID int64, w records.Window) ([]Charge, records.Span, error)
+	// Now is the service's time, which a charge's view and page are shown at.
+	Now() time.Time
 }
 
 type handler struct{ operations }
@@ -44,7 +47,7 @@ func Routes(d *platform.Deps) []httpapi.Route {
 }
 
 func (h handler) write(w http.ResponseWriter, r *http.Request, status int, c *Charge, fields httpapi.Fields) error {
-	v := c.View(httpapi.BaseURL(r), admin.ClockFrom(r.Context()).Now(), admin.ShopFrom(r.Context()).Location())
+	v := c.View(httpapi.BaseURL(r), h.Now(), admin.ShopFrom(r.Context()).Location())
 	return httpapi.WriteOne(w, status, wrapper, &v, fields)
 }
 
@@ -58,7 +61,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, now, loc := httpapi.BaseURL(r), admin.ClockFrom(ctx).Now(), admin.ShopFrom(ctx).Location()
+	b, now, loc := httpapi.BaseURL(r), h.Now(), admin.ShopFrom(ctx).Location()
 	views := make([]View, len(cs))
 	for i := range cs {
 		views[i] = cs[i].View(b, now, loc)
@@ -135,7 +138,7 @@ func (h handler) page(w http.ResponseWriter, r *http.Request) error {
 var confirmationPage = httpapi.PageTemplate(pageBody)
 
 func (h handler) writePage(w http.ResponseWriter, r *http.Request, status int, c *Charge, appName string) error {
-	return httpapi.WriteHTMLPage(w, status, confirmationPage(), c.page(appName, admin.ClockFrom(r.Context()).Now()), origin(c.ReturnURL))
+	return httpapi.WriteHTMLPage(w, status, confirmationPage(), c.page(appName, h.Now()), origin(c.ReturnURL))
 }
 
 func (h handler) accept(w http.ResponseWriter, r *http.Request) error  { return h.decide(w, r, true) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -19,12 +20,16 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
+
+// Now is the service's time.
+func (s Service) Now() time.Time { return s.Clock.Now() }
 
 // ErrNotPending is returned by Decide when the charge was already decided
 // otherwise (or expired): the page shows its status instead.
@@ -36,7 +41,7 @@ var errForbidden = admin.Errorf(admin.EFORBIDDEN, "Invalid form token")
 // Create adds a pending charge of the app: the charge and its page link in
 // one transaction.
 func (s Service) Create(ctx context.Context, appID int64, in *Input) (Charge, error) {
-	c, err := in.newCharge(appID, admin.Now(ctx))
+	c, err := in.newCharge(appID, admin.At(s.Clock.Now()))
 	if err != nil {
 		return c, err
 	}
@@ -84,7 +89,7 @@ func (s Service) Activate(ctx context.Context, appID, id int64) (Charge, error) 
 		if err != nil {
 			return false, err
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		if st := c.StatusAt(now.Time); st != StatusAccepted {
 			return false, statusError(st, "an accepted charge can be activated")
 		}
@@ -144,7 +149,7 @@ func (s Service) Cancel(ctx context.Context, appID, id int64) (Charge, error) {
 		if err != nil {
 			return false, err
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		st := c.StatusAt(now.Time)
 		switch st {
 		case StatusPending, StatusAccepted, StatusActive:
@@ -249,7 +254,7 @@ func (s Service) decide(ctx context.Context, id int64, secret, token string, acc
 		if accept {
 			want = StatusAccepted
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		switch st := c.StatusAt(now.Time); {
 		case st == want:
 			return false, nil

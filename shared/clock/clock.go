@@ -1,7 +1,8 @@
-// Package clock is the service's time. Domain code reads it through
-// admin.Now(ctx) and admin.ClockFrom(ctx), never from the machine: in AWS it
-// is the machine's clock, in the local runner a clock an app developer can
-// move forward, and in tests one that moves only when told.
+// Package clock is the service's time. Domain code reads it from the Clock
+// its service holds (platform.Deps.Clock, copied by NewService) or takes as
+// a parameter, never from the machine or the context: in AWS it is the
+// machine's clock, in the local runner a clock an app developer can move
+// forward, and in tests one that moves only when told.
 package clock
 
 import (

@@ -1,12 +1,12 @@
 package collects_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
@@ -333,7 +333,7 @@ func TestSortValue(t *testing.T) {
 	if got := collects.SortValue(12); got != "0000000012" {
 		t.Fatal(got)
 	}
-	c := collects.New(1, 2, 3, 7, admin.Now(context.Background()))
+	c := collects.New(1, 2, 3, 7, admin.At(time.Now()))
 	if c.SortValue != "0000000007" || c.Featured {
 		t.Fatalf("%+v", c)
 	}

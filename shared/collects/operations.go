@@ -8,6 +8,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -35,7 +36,7 @@ type Input struct {
 // the transaction, a link that fails (a duplicate) uses none up. The guard
 // in the same transaction makes a concurrent second link of the same
 // product fail, whichever commits first.
-func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Collect, error) {
+func Link(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clock, in Input) (Collect, error) {
 	var v admin.Validation
 	if in.ProductID == nil || *in.ProductID <= 0 {
 		v.Add("product", admin.MsgBlank)
@@ -67,7 +68,7 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, in Input) (Co
 	if err := v.Err(); err != nil {
 		return Collect{}, err
 	}
-	now := admin.Now(ctx)
+	now := admin.At(clk.Now())
 	var c Collect
 	err = records.Retry(ctx, func() (bool, error) {
 		c = New(gen.Next(), cid, pid, coll.Nums[collection.CollectSeq]+1, now)
@@ -147,11 +148,12 @@ func CollectionsOf(ctx context.Context, st store.Store, productID, after int64, 
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // isCustom reports whether a custom collection has the id.
@@ -293,7 +295,7 @@ func (s Service) Get(ctx context.Context, id int64) (Collect, error) {
 
 // Create links a product to a custom collection (Link).
 func (s Service) Create(ctx context.Context, in Input) (Collect, error) {
-	return Link(ctx, s.Store, s.IDs, in)
+	return Link(ctx, s.Store, s.IDs, s.Clock, in)
 }
 
 // Delete removes the collect and decrements its collection's

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -20,11 +21,12 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // List returns the window of the matching comments after sinceID, and
@@ -93,7 +95,7 @@ func (s Service) target(ctx context.Context, v *admin.Validation, in *Input) (*a
 // the client's.
 func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	c := Comment{Status: StatusPending, PublishedAt: now, CreatedAt: now, UpdatedAt: now}
 	var v admin.Validation
 	in.apply(&v, &c, true, shop.Location())
@@ -169,7 +171,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 		if publish && !at.Equal(old.PublishedAt.Time) {
 			c.PublishedAt, c.Status = at, StatusPublished
 		}
-		c.UpdatedAt = admin.Now(ctx)
+		c.UpdatedAt = admin.At(s.Clock.Now())
 		return Rewrite(&old, &c, it.Version), nil
 	})
 	if err != nil {
@@ -219,7 +221,7 @@ func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, er
 			return nil, err
 		}
 		old := c
-		changed, err := a.apply(&c, admin.Now(ctx))
+		changed, err := a.apply(&c, admin.At(s.Clock.Now()))
 		if err != nil {
 			return nil, err
 		}

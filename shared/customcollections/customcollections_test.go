@@ -153,7 +153,7 @@ func TestFrontpage(t *testing.T) {
 			t.Fatalf("products_count %v", got["products_count"])
 		}
 		// Loading the seed again changes nothing.
-		if _, sum, err := seed.Load(t.Context(), e.Deps.Store, seed.Demo); err != nil || sum.Written != 0 {
+		if _, sum, err := seed.Load(t.Context(), e.Deps.Store, e.Deps.Clock, seed.Demo); err != nil || sum.Written != 0 {
 			t.Fatalf("second load wrote %d: %v", sum.Written, err)
 		}
 		if n := count(t, e, ""); n != 1 {

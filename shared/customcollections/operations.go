@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -27,13 +28,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Outbound fetches what a user names by URL.
 	Outbound *outbound.Client
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Outbound: d.Outbound}
 }
 
 // lookup reads a collection; nil when there is none.
@@ -154,7 +156,7 @@ func (s Service) Get(ctx context.Context, id int64) (collection.Collection, erro
 // metafields, a Collection event and collections/create in one transaction.
 func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	rec := collection.Record{
 		Collection: collection.Collection{Fields: collection.Fields{PublishedScope: collection.PublishedScope, SortOrder: collection.DefaultSortOrder, UpdatedAt: now}},
 		CreatedAt:  now,
@@ -169,7 +171,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 	}
 	rec.PublishedAt, _ = publishing.Apply(admin.Time{}, in.Published, nil, true, now)
 	var imageOps []store.Op
-	newImage := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop, Change: img}
+	newImage := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop, Change: img}
 	if imageOps, err = newImage.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile); err != nil {
 		return collection.Collection{}, err
 	}
@@ -200,7 +202,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Create, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, shown(&rec, shop),
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicCreate, collection.Resource, shown(&rec, shop),
 			outbox.MetafieldsOf(metafields.OwnerCustomCollection, id))
 		if err != nil {
 			return nil, err
@@ -224,7 +226,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	var rec collection.Record
 	// A new image is resolved (downloaded) once, even if the write is retried.
-	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
+	image := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop}
 	var claim store.Key // the handle or guard the change claims, if any
 	err := records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
 		var err error
@@ -241,7 +243,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if err != nil {
 			return nil, err
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		var change publishing.Change
 		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
 		rec.UpdatedAt = now
@@ -269,7 +271,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		}
 		ops = append(ops, mops...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicUpdate, collection.Resource, shown(&rec, shop),
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicUpdate, collection.Resource, shown(&rec, shop),
 			outbox.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
 		if err != nil {
 			return nil, err
@@ -308,7 +310,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		ops = append(ops, collection.StateCountOps(collection.Partition, &rec.PublishedAt, nil)...)
 		ops = append(ops, records.IndexOps(nil, rec.Entries(), nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
 		if err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeli
 		t.Fatal(err)
 	}
 	p := &awsPipeline{t: t, streams: streams, sqs: sqstest.Client(t), queueURL: queueURL,
-		feed:     delivery.StreamHandler(st, q),
+		feed:     delivery.StreamHandler(st, q, e.Deps.Clock),
 		dispatch: delivery.SQSHandler(q, api.Dispatcher(e.Deps, cfg.Config{RetryBase: time.Second}))}
 	sd, err := streams.DescribeStream(context.Background(), &dynamodbstreams.DescribeStreamInput{StreamArn: desc.Table.LatestStreamArn})
 	if err != nil || len(sd.StreamDescription.Shards) == 0 {

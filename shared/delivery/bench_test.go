@@ -86,7 +86,7 @@ func (p *benchPipeline) receiver(b *testing.B, delay time.Duration) {
 // change commits one orders/create notification, as a resource's write does.
 func (p *benchPipeline) change(b *testing.B, id int) {
 	p.sent.Store(id, time.Now())
-	ops, err := outbox.Notify(p.ctx, p.e.Deps.Store, p.e.Deps.IDs, "orders/create", "order", map[string]any{"id": id})
+	ops, err := outbox.Notify(p.ctx, p.e.Deps.Store, p.e.Deps.IDs, p.e.Deps.Clock, "orders/create", "order", map[string]any{"id": id})
 	if err == nil {
 		err = records.Transact(p.ctx, p.e.Deps.Store, ops...)
 	}

@@ -57,12 +57,12 @@ func Consume(ctx context.Context, q queue.Queue, d *Dispatcher, workers int) {
 			}
 			continue
 		}
-		batch := Batch(ctx) // the messages of one receive share their reads
+		batch := NewBatch() // the messages of one receive share their reads
 		for _, m := range msgs {
 			slots <- struct{}{}
 			go func() {
 				defer func() { <-slots }()
-				c.handle(batch, m)
+				c.handle(ctx, batch, m)
 			}()
 		}
 	}
@@ -88,8 +88,8 @@ type receiverSlots struct {
 	users int
 }
 
-func (c *consumer) handle(ctx context.Context, m queue.Message) {
-	p, err := c.d.Prepare(ctx, m)
+func (c *consumer) handle(ctx context.Context, b *Batch, m queue.Message) {
+	p, err := c.d.Prepare(ctx, b, m)
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
@@ -251,7 +251,7 @@ func (b *ackBatcher) run() {
 // Handle makes one attempt at m and settles it on q: acked when done,
 // delayed when to be retried, left to reappear when the attempt failed.
 func Handle(ctx context.Context, q queue.Queue, d *Dispatcher, m queue.Message) (retry bool) {
-	out, err := d.Deliver(ctx, m)
+	out, err := d.Deliver(ctx, nil, m)
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {

@@ -116,7 +116,7 @@ func startPipeline(t *testing.T, e *apitest.Env, retryBase time.Duration, worker
 	if len(workers) > 0 {
 		n = workers[0]
 	}
-	ctx, cancel := context.WithCancel(admin.WithClock(context.Background(), e.Deps.Clock))
+	ctx, cancel := context.WithCancel(context.Background())
 	p := &pipeline{stop: cancel}
 	d := api.Dispatcher(e.Deps, config.Config{RetryBase: retryBase})
 	d.MaxDelay = 20 * retryBase
@@ -142,7 +142,7 @@ func subscribe(t *testing.T, e *apitest.Env, token, topic, address string, extra
 // fire commits a notification the way a resource's write does.
 func fire(t *testing.T, e *apitest.Env, topic string, payload map[string]any, opts ...outbox.Option) {
 	t.Helper()
-	ops, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, topic, "product", payload, opts...)
+	ops, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, e.Deps.Clock, topic, "product", payload, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestSweepSendsForgottenNotifications(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t)
 		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
-		old, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 1})
+		old, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, e.Deps.Clock, "orders/create", "order", map[string]any{"id": 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,14 +515,14 @@ func TestSweepSendsForgottenNotifications(t *testing.T) {
 		oldID := ids.At(time.Now().Add(-delivery.SweepAge - time.Minute))
 		old[0].Item.SK, old[1].Item.SK = records.IDSK(oldID), records.IDSK(oldID)
 		old[0].Item.Data = []byte(strings.Replace(string(old[0].Item.Data), `"id":`, fmt.Sprintf(`"id":%d,"was":`, oldID), 1))
-		fresh, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, "orders/create", "order", map[string]any{"id": 2})
+		fresh, err := outbox.Notify(context.Background(), e.Deps.Store, e.Deps.IDs, e.Deps.Clock, "orders/create", "order", map[string]any{"id": 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := records.Transact(context.Background(), e.Deps.Store, append(old, fresh...)...); err != nil {
 			t.Fatal(err)
 		}
-		if err := delivery.Sweep(context.Background(), e.Deps.Store, e.Deps.Queue, 10); err != nil {
+		if err := delivery.Sweep(context.Background(), e.Deps.Store, e.Deps.Queue, e.Deps.Clock, 10); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -629,13 +629,13 @@ func TestBatchReadsEachNotificationOnce(t *testing.T) {
 		counter := &getCounter{Store: e.Deps.Store, gets: map[store.Key]int{}}
 		d := api.Dispatcher(e.Deps, config.Config{})
 		d.Store = counter
-		batch := delivery.Batch(t.Context())
+		batch := delivery.NewBatch()
 		var wg sync.WaitGroup
 		for _, m := range msgs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if out, err := d.Deliver(batch, m); err != nil || out.Retry {
+				if out, err := d.Deliver(t.Context(), batch, m); err != nil || out.Retry {
 					t.Errorf("deliver: %+v, %v", out, err)
 				}
 			}()

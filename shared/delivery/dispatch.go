@@ -17,6 +17,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/metrics"
@@ -85,9 +86,12 @@ type Outcome struct {
 
 // Dispatcher delivers queued messages. Create it once per process.
 type Dispatcher struct {
-	Store     store.Store
-	Client    *outbound.Client
-	IDs       *ids.Generator
+	Store  store.Store
+	Client *outbound.Client
+	IDs    *ids.Generator
+	// Clock dates attempts and expires logs and dead letters, and tells when
+	// a failing webhook's RetryWindow is over.
+	Clock     clock.Clock
 	RetryBase time.Duration
 	// MaxDelay, when set, caps the backoff below its computed cap (tests
 	// walk through every attempt with it).
@@ -129,9 +133,10 @@ type health struct {
 }
 
 // Deliver makes one attempt at a message. An error means the attempt could
-// not be made (the store failed): leave the message to come back.
-func (d *Dispatcher) Deliver(ctx context.Context, qm queue.Message) (Outcome, error) {
-	p, err := d.Prepare(ctx, qm)
+// not be made (the store failed): leave the message to come back. b, when
+// not nil, shares reads with the other messages of its batch.
+func (d *Dispatcher) Deliver(ctx context.Context, b *Batch, qm queue.Message) (Outcome, error) {
+	p, err := d.Prepare(ctx, b, qm)
 	if p == nil || err != nil {
 		return Outcome{}, err
 	}
@@ -159,8 +164,9 @@ func (p *Prepared) Receiver() string { return p.receiver }
 // is unreadable, its webhook, notification or app is gone, or the app does
 // not hold the read scope of the topic (webhooks.TopicScope) now; the
 // message is then done. An error means the store failed: leave the message to
-// come back.
-func (d *Dispatcher) Prepare(ctx context.Context, qm queue.Message) (*Prepared, error) {
+// come back. b, when not nil, shares reads with the other messages of its
+// batch.
+func (d *Dispatcher) Prepare(ctx context.Context, b *Batch, qm queue.Message) (*Prepared, error) {
 	p := &Prepared{qm: qm}
 	if err := json.Unmarshal(qm.Body, &p.m); err != nil {
 		slog.Error("dropping an unreadable delivery message", "error", err.Error())
@@ -177,14 +183,14 @@ func (d *Dispatcher) Prepare(ctx context.Context, qm queue.Message) (*Prepared, 
 		return nil, err
 	}
 	p.wh = wh
-	n, err := d.notification(ctx, m.NotificationID)
+	n, err := d.notification(ctx, b, m.NotificationID)
 	if err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
 			return nil, nil
 		}
 		return nil, err
 	}
-	app, err := d.app(ctx, m.AppID)
+	app, err := d.app(ctx, b, m.AppID)
 	if err != nil {
 		if admin.ErrorCode(err) == admin.ENOTFOUND {
 			return nil, nil
@@ -242,7 +248,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	qm, m, wh := p.qm, &p.m, p.wh
 	status, sendErr := r.status, r.err
 	a := Attempt{ID: d.IDs.Next(), DeliveryID: m.DeliveryID, Topic: p.topic, Attempt: qm.Attempt,
-		DurationMS: r.duration.Milliseconds(), CreatedAt: admin.Now(ctx)}
+		DurationMS: r.duration.Milliseconds(), CreatedAt: admin.At(d.Clock.Now())}
 	if status != 0 {
 		a.ResponseStatus = &status
 	}
@@ -277,7 +283,7 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 		ops[0] = d.logOp(ctx, wh.ID, &a)
 		dl := DeadLetterKey(wh.ID, m.DeliveryID)
 		ops = append(ops, store.Put(store.Item{PK: dl.PK, SK: dl.SK, Version: 1, Data: qm.Body,
-			ExpiresAt: admin.ClockFrom(ctx).Now().Add(logTTL).Unix()}, store.Always, 0))
+			ExpiresAt: d.Clock.Now().Add(logTTL).Unix()}, store.Always, 0))
 		slog.Warn("delivery dead-lettered", "webhook", wh.ID, "delivery", m.DeliveryID, "topic", p.topic)
 		return Outcome{}, records.Transact(ctx, d.Store, ops...)
 	}
@@ -289,12 +295,14 @@ func (d *Dispatcher) Record(ctx context.Context, p *Prepared, r Sent) (Outcome, 
 	return Outcome{Retry: true, After: after}, records.Transact(ctx, d.Store, ops...)
 }
 
-// A batch shares the reads of its messages' notifications and apps: the
+// A Batch shares the reads of its messages' notifications and apps: the
 // messages of one change to several webhooks (or several webhooks of one
 // app) usually arrive together, so a batch of ten reads each once. The
 // reads are strongly consistent, so an app's secret is read at most a
-// batch's time before it signs.
-type batchReads struct {
+// batch's time before it signs. The consumer makes one per Receive, the
+// Lambda handler one per event, and hands it to each Deliver or Prepare of
+// the batch; a nil Batch shares nothing.
+type Batch struct {
 	mu            sync.Mutex
 	notifications map[int64]*read[outbox.Notification]
 	apps          map[int64]*read[admin.App]
@@ -306,17 +314,14 @@ type read[T any] struct {
 	err  error
 }
 
-type batchKey struct{}
-
-// Batch returns ctx for the deliveries of one batch of messages (one
-// Receive, one Lambda event): Prepare reads each notification and app
-// once for all of them.
-func Batch(ctx context.Context) context.Context {
-	return context.WithValue(ctx, batchKey{}, &batchReads{notifications: map[int64]*read[outbox.Notification]{}, apps: map[int64]*read[admin.App]{}})
+// NewBatch returns an empty Batch for the deliveries of one batch of
+// messages.
+func NewBatch() *Batch {
+	return &Batch{notifications: map[int64]*read[outbox.Notification]{}, apps: map[int64]*read[admin.App]{}}
 }
 
 // shared returns the entry of id in m, creating it.
-func shared[T any](b *batchReads, m map[int64]*read[T], id int64) *read[T] {
+func shared[T any](b *Batch, m map[int64]*read[T], id int64) *read[T] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := m[id]
@@ -327,7 +332,7 @@ func shared[T any](b *batchReads, m map[int64]*read[T], id int64) *read[T] {
 	return r
 }
 
-func (d *Dispatcher) notification(ctx context.Context, id int64) (*outbox.Notification, error) {
+func (d *Dispatcher) notification(ctx context.Context, b *Batch, id int64) (*outbox.Notification, error) {
 	get := func() (*outbox.Notification, error) {
 		var n outbox.Notification
 		if _, err := records.Get(ctx, d.Store, outbox.NotificationKey(id), &n); err != nil {
@@ -335,7 +340,6 @@ func (d *Dispatcher) notification(ctx context.Context, id int64) (*outbox.Notifi
 		}
 		return &n, nil
 	}
-	b, _ := ctx.Value(batchKey{}).(*batchReads)
 	if b == nil {
 		return get()
 	}
@@ -344,8 +348,7 @@ func (d *Dispatcher) notification(ctx context.Context, id int64) (*outbox.Notifi
 	return r.v, r.err
 }
 
-func (d *Dispatcher) app(ctx context.Context, id int64) (*admin.App, error) {
-	b, _ := ctx.Value(batchKey{}).(*batchReads)
+func (d *Dispatcher) app(ctx context.Context, b *Batch, id int64) (*admin.App, error) {
 	if b == nil {
 		return auth.App(ctx, d.Store, id)
 	}
@@ -363,7 +366,7 @@ func (d *Dispatcher) retryBase() time.Duration {
 
 func (d *Dispatcher) logOp(ctx context.Context, webhookID int64, a *Attempt) store.Op {
 	return store.Put(store.Item{PK: AttemptPartition(webhookID), SK: records.IDSK(a.ID), Version: 1,
-		Data: records.Encode(a), ExpiresAt: admin.ClockFrom(ctx).Now().Add(logTTL).Unix()}, store.Always, 0)
+		Data: records.Encode(a), ExpiresAt: d.Clock.Now().Add(logTTL).Unix()}, store.Always, 0)
 }
 
 // checkHealth notes the first failure of a failing streak and removes a
@@ -374,7 +377,7 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 	switch {
 	case admin.ErrorCode(err) == admin.ENOTFOUND:
 		k := healthKey(wh.ID)
-		h.FirstFailure = admin.Now(ctx)
+		h.FirstFailure = admin.At(d.Clock.Now())
 		err := d.Store.Transact(ctx, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&h)}, store.IfAbsent, 0))
 		if errors.Is(err, store.ErrConditionFailed) {
 			err = nil // a concurrent failure noted the streak first
@@ -382,7 +385,7 @@ func (d *Dispatcher) checkHealth(ctx context.Context, wh *webhooks.Webhook) (rem
 		return false, err
 	case err != nil:
 		return false, err
-	case admin.ClockFrom(ctx).Now().Sub(h.FirstFailure.Time) < RetryWindow:
+	case d.Clock.Now().Sub(h.FirstFailure.Time) < RetryWindow:
 		return false, nil
 	}
 	slog.Warn("removing a webhook whose deliveries failed for 48 hours", "webhook", wh.ID, "address", wh.Address)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
@@ -214,9 +215,9 @@ const SweepAge = 5 * time.Minute
 // Sweep fans out outbox markers older than SweepAge, at most max of them:
 // notifications whose stream record was dropped after the change feed's
 // retries ran out. Marker sort keys are ids, and ids are time-ordered, so
-// this is one Query of the old end of the partition.
-func Sweep(ctx context.Context, st store.Store, q queue.Queue, max int) error {
-	items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Before: records.IDSK(ids.At(admin.ClockFrom(ctx).Now().Add(-SweepAge))), Limit: max})
+// this is one Query of the old end of the partition; clk tells the age.
+func Sweep(ctx context.Context, st store.Store, q queue.Queue, clk clock.Clock, max int) error {
+	items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Before: records.IDSK(ids.At(clk.Now().Add(-SweepAge))), Limit: max})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
@@ -23,11 +24,11 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 		var resp events.SQSEventResponse
 		retry := make([]bool, len(ev.Records))
 		done := make(chan struct{}, len(ev.Records))
-		batch := Batch(ctx) // one read of each notification and app
+		batch := NewBatch() // one read of each notification and app
 		for i := range ev.Records {
 			go func() {
 				defer func() { done <- struct{}{} }()
-				out, err := d.Deliver(batch, sqsqueue.FromLambda(ev.Records[i]))
+				out, err := d.Deliver(ctx, batch, sqsqueue.FromLambda(ev.Records[i]))
 				switch {
 				case err != nil:
 					slog.Error("delivery attempt failed", "message", ev.Records[i].MessageId, "error", err.Error())
@@ -55,8 +56,9 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 // StreamHandler is the change-feed function: for each outbox marker the
 // table's stream inserts, it fans the notification out to the delivery
 // queue. The first failed record is reported by sequence number, so the
-// stream retries from it and nothing after it is skipped.
-func StreamHandler(st store.Store, q queue.Queue) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+// stream retries from it and nothing after it is skipped. clk tells which
+// markers Sweep picks up.
+func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
 		fail := func(seq string, err error) {
@@ -93,7 +95,7 @@ func StreamHandler(st store.Store, q queue.Queue) func(context.Context, events.D
 		}
 		// Each batch also picks up a few markers whose stream records were
 		// given up on, so no notification stays unsent while changes go on.
-		if err := Sweep(ctx, st, q, 10); err != nil {
+		if err := Sweep(ctx, st, q, clk, 10); err != nil {
 			slog.Warn("outbox sweep failed", "error", err.Error())
 		}
 		return resp, nil

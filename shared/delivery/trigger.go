@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/webhooks"
@@ -50,7 +51,7 @@ type Triggered struct {
 // one outbound client (so a refused address is refused here too). An
 // unknown topic or format and a refused address are 422 naming the field;
 // a topic whose read scope the app lacks is 403, as for a webhook.
-func Trigger(ctx context.Context, client *outbound.Client, gen *ids.Generator, topic, address, format string) (Triggered, error) {
+func Trigger(ctx context.Context, client *outbound.Client, gen *ids.Generator, clk clock.Clock, topic, address, format string) (Triggered, error) {
 	var v admin.Validation
 	group, _, _ := strings.Cut(topic, "/")
 	s, ok := samples()[group]
@@ -91,7 +92,7 @@ func Trigger(ctx context.Context, client *outbound.Client, gen *ids.Generator, t
 	defer cancel()
 	app, shop := admin.AppFrom(ctx), admin.ShopFrom(ctx)
 	t := Triggered{DeliveryID: DeliveryID(gen.Next(), 0)}
-	headers := deliveryHeaders(contentType, topic, shop.Domain, t.DeliveryID, admin.ClockFrom(ctx).Now(), app.SharedSecret, body)
+	headers := deliveryHeaders(contentType, topic, shop.Domain, t.DeliveryID, clk.Now(), app.SharedSecret, body)
 	t.Status, _, err = client.Send(ctx, outbound.Request{Method: "POST", URL: address, Header: headers[:], Body: body}, maxResponse)
 	if t.Status != 0 {
 		return t, nil // an answer, whatever it says, is the receiver's

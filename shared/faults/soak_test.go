@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -419,7 +418,7 @@ func (rc *receiver) duplicated(topic string) int {
 // startPipeline runs the local runner's in-process pipeline (outbox pump,
 // delivery consumer) over the env's faulty store and queue.
 func startPipeline(e *apitest.Env) (stop func()) {
-	ctx, cancel := context.WithCancel(admin.WithClock(context.Background(), e.Deps.Clock))
+	ctx, cancel := context.WithCancel(context.Background())
 	d := api.Dispatcher(e.Deps, config.Config{RetryBase: 10 * time.Millisecond})
 	d.MaxDelay = 200 * time.Millisecond
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/seed"
@@ -32,7 +33,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, e *apitest.Env)) {
 			"apps": [
 			  {"id": 1003, "name": "Other Fulfillment App", "access_token": "` + otherToken + `", "shared_secret": "s3", "scopes": ["write_fulfillments"]},
 			  {"id": 1004, "name": "Fulfillment Reader", "access_token": "` + readerToken + `", "shared_secret": "s4", "scopes": ["read_fulfillments"]}]}`
-		if _, _, err := seed.Load(context.Background(), e.Deps.Store, []byte(apps)); err != nil {
+		if _, _, err := seed.Load(context.Background(), e.Deps.Store, e.Deps.Clock, []byte(apps)); err != nil {
 			t.Fatal(err)
 		}
 		fn(t, e)
@@ -342,7 +343,7 @@ func optional(s string) admin.Optional[string] { return admin.Optional[string]{S
 // The rules of a fulfillment service, without HTTP or a store: validation
 // fails before anything is read or written.
 func TestServiceRules(t *testing.T) {
-	s := fulfillmentservices.Service{Outbound: outbound.New(false)}
+	s := fulfillmentservices.Service{Outbound: outbound.New(false), Clock: clock.System{}}
 	ctx := admin.WithApp(t.Context(), &admin.App{ID: 1})
 	yes := true
 	for _, c := range []struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
@@ -23,13 +24,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Outbound fetches what a user names by URL.
 	Outbound *outbound.Client
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Outbound: d.Outbound}
 }
 
 // Filter is the list's scope: every app's services, or the caller's.
@@ -52,7 +54,7 @@ func (s Service) Get(ctx context.Context, id int64) (*FulfillmentService, error)
 // Create registers a service for the calling app; its handle, unique in the
 // shop, is claimed in the same transaction (handles.Create).
 func (s Service) Create(ctx context.Context, in *Input) (FulfillmentService, error) {
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	svc := FulfillmentService{AppID: admin.AppFrom(ctx).ID, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(&svc, true, s.Outbound.Refuses); err != nil {
 		return svc, err
@@ -80,7 +82,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (FulfillmentSe
 		if err := in.apply(&svc, false, s.Outbound.Refuses); err != nil {
 			return nil, err
 		}
-		svc.UpdatedAt = admin.Now(ctx)
+		svc.UpdatedAt = admin.At(s.Clock.Now())
 		return []store.Op{records.PutNext(svc.item(it.Version))}, nil
 	})
 	return svc, err

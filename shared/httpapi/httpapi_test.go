@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 )
@@ -56,7 +57,7 @@ type thing struct {
 }
 
 func router() *httpapi.Router {
-	return httpapi.NewRouter(fakeIdentity(), nil, []httpapi.Route{
+	return httpapi.NewRouter(fakeIdentity(), nil, clock.System{}, []httpapi.Route{
 		{Method: "GET", Path: "/web/things/{id}.json", Scope: admin.ScopeContent, Handler: func(w http.ResponseWriter, r *http.Request) error {
 			id, err := httpapi.ParseID(r, "id")
 			if err != nil {
@@ -254,7 +255,7 @@ func TestNearPathsAreNotRedirected(t *testing.T) {
 	file := func(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.WriteFile(w, r, "text/css", "tag", []byte("a{}"))
 	}
-	h := httpapi.NewRouter(fakeIdentity(), nil, []httpapi.Route{
+	h := httpapi.NewRouter(fakeIdentity(), nil, clock.System{}, []httpapi.Route{
 		{Method: "GET", Path: "/web/things/{id}/files/{name...}", Public: true, Handler: file},
 		{Method: "GET", Path: "/web/things/{id}/files.json", Scope: admin.ScopeContent, Handler: file},
 		{Method: "GET", Path: "/web/things/{id}/page", Page: true, Handler: file},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 )
 
@@ -13,7 +14,7 @@ import (
 // their own paths: every .json path (the same path with .json included)
 // still needs a token, and other paths without .json stay 404.
 func TestPageRoutesDoNotWeakenAuth(t *testing.T) {
-	rt := httpapi.NewRouter(fakeIdentity(), nil, []httpapi.Route{
+	rt := httpapi.NewRouter(fakeIdentity(), nil, clock.System{}, []httpapi.Route{
 		{Method: "GET", Path: "/web/things/{id}.json", Handler: func(w http.ResponseWriter, r *http.Request) error {
 			return httpapi.WriteDeleted(w)
 		}},

@@ -86,6 +86,7 @@ type Router struct {
 	tailWords map[string]bool
 	identity  Identity
 	limiter   ratelimit.Limiter
+	clock     clock.Clock // which API versions exist (shopify.go)
 	routes    []Route
 	// aliases are the Shopify forms of the routes' paths (shopify.go),
 	// built on the first request that needs them: a group's function, which
@@ -97,9 +98,6 @@ type Router struct {
 	// "" (or a nil Base) makes those URLs relative. The composition root
 	// sets it from configuration, never from the request's Host.
 	Base func(*http.Request) string
-	// Clock is the service's time, which every request's operations read
-	// (admin.Now); nil is the machine's.
-	Clock clock.Clock
 	// Keys keeps the Idempotency-Keys of writes and their answers; nil
 	// serves writes without looking at the header.
 	Keys *idempotency.Keeper
@@ -109,10 +107,10 @@ type Router struct {
 
 // NewRouter builds the handler for routes. Every route requires a token,
 // and every authenticated call spends one call of the app's bucket (a nil
-// limiter lets every call through).
-func NewRouter(identity Identity, limiter ratelimit.Limiter, routes []Route) *Router {
+// limiter lets every call through). clk is the service's clock.
+func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, routes []Route) *Router {
 	rt := &Router{mux: http.NewServeMux(), tails: http.NewServeMux(), tailWords: map[string]bool{},
-		identity: identity, limiter: limiter, routes: routes}
+		identity: identity, limiter: limiter, clock: clk, routes: routes}
 	rt.aliases = sync.OnceValue(func() *aliases {
 		a := newAliases()
 		for _, route := range routes {
@@ -258,9 +256,6 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := admin.WithRequestID(r.Context(), id)
 	if rt.Base != nil {
 		ctx = context.WithValue(ctx, baseCtxKey{}, rt.Base(r))
-	}
-	if rt.Clock != nil {
-		ctx = admin.WithClock(ctx, rt.Clock)
 	}
 	r = r.WithContext(ctx)
 	defer func() {

@@ -132,7 +132,7 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 	called, rest, version := "/admin/", strings.TrimPrefix(p, "/admin"), ""
 	if after, ok := strings.CutPrefix(p, "/admin/api/"); ok {
 		v, tail, _ := strings.Cut(after, "/")
-		if !admin.ValidVersion(v, admin.Now(r.Context()).Time) || tail == "" {
+		if !admin.ValidVersion(v, rt.clock.Now()) || tail == "" {
 			Error(w, r, admin.NotFound)
 			return r, false
 		}
@@ -154,7 +154,7 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 		return r, false
 	}
 	if version == "" {
-		version = admin.LatestVersion(admin.Now(r.Context()).Time)
+		version = admin.LatestVersion(rt.clock.Now())
 	}
 	w.Header().Set(ShopifyVersionHeader, version)
 	canonical := "/" + root + "/"

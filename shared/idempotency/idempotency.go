@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -157,17 +158,21 @@ var (
 )
 
 // Keeper keeps keys in a store.
-type Keeper struct{ st store.Store }
+type Keeper struct {
+	st  store.Store
+	clk clock.Clock // leases and TTLs
+}
 
-// NewKeeper returns a Keeper writing to st. Its writes carry no claim of
-// their own: the context a request's claim travels in (WithClaim) is the
-// handler's, not the one Begin and Finish are called with.
-func NewKeeper(st store.Store) *Keeper { return &Keeper{st} }
+// NewKeeper returns a Keeper writing to st, its leases and TTLs by clk. Its
+// writes carry no claim of their own: the context a request's claim travels
+// in (WithClaim) is the handler's, not the one Begin and Finish are called
+// with.
+func NewKeeper(st store.Store, clk clock.Clock) *Keeper { return &Keeper{st, clk} }
 
 // Begin claims key for a request, or returns the answer kept for an
 // earlier one with the same fingerprint (replay non-nil).
 func (k *Keeper) Begin(ctx context.Context, appID int64, key, fp string) (c *Claim, replay *Answer, err error) {
-	now := admin.ClockFrom(ctx).Now()
+	now := k.clk.Now()
 	c = &Claim{key: Key(appID, key), fp: fp, version: 1, lease: now.Add(Lease).Unix()}
 	item := func(version int64) store.Item {
 		return store.Item{PK: c.key.PK, SK: c.key.SK, Version: version, ExpiresAt: now.Add(TTL).Unix(),
@@ -261,7 +266,7 @@ func (k *Keeper) Finish(ctx context.Context, c *Claim, a Answer) error {
 const keepRounds = 3
 
 func (k *Keeper) write(ctx context.Context, c *Claim, r record) error {
-	now := admin.ClockFrom(ctx).Now()
+	now := k.clk.Now()
 	it := store.Item{PK: c.key.PK, SK: c.key.SK, Version: c.version + 1, ExpiresAt: now.Add(TTL).Unix(), Data: encode(r)}
 	return k.persist(ctx, store.Put(it, store.IfPresent, 0))
 }
@@ -298,6 +303,11 @@ func encode(r record) []byte {
 	return b
 }
 
+// claimCtxKey carries a request's claim: request-scoped data, like the
+// request id. The store that counts commits on it (Wrap) is built once per
+// process and shared by every request, so the claim cannot be a field of
+// it; handing it to every operation instead would widen every signature
+// for the few writes made under an Idempotency-Key.
 type claimCtxKey struct{}
 
 // WithClaim returns ctx carrying c: the store Wrap returns counts every

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -52,6 +53,7 @@ func (c *Change) keeps(cur *Image) bool {
 // times the loop runs.
 type Updater struct {
 	Client *outbound.Client
+	Clock  clock.Clock // the new image's created_at
 	IDs    *ids.Generator
 	Shop   *admin.Shop
 	Change Change
@@ -72,7 +74,7 @@ func (u *Updater) Apply(ctx context.Context, st store.Store, img **Image, file *
 	if !c.Remove && !u.resolved {
 		u.file = u.IDs.Next()
 		var err error
-		if u.img, u.ops, err = Resolve(ctx, u.Client, u.Shop, u.file, &c.In); err != nil {
+		if u.img, u.ops, err = Resolve(ctx, u.Client, u.Clock, u.Shop, u.file, &c.In); err != nil {
 			return nil, err
 		}
 		u.resolved = true

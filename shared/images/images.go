@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -52,7 +53,7 @@ const (
 // Resolve turns an input into an image and the writes that store its bytes
 // (none for a downloaded image). id names the stored file. A failure is a
 // 422 on field `image` saying why.
-func Resolve(ctx context.Context, client *outbound.Client, shop *admin.Shop, id int64, in *Input) (*Image, []store.Op, error) {
+func Resolve(ctx context.Context, client *outbound.Client, clk clock.Clock, shop *admin.Shop, id int64, in *Input) (*Image, []store.Op, error) {
 	var data []byte
 	src := ""
 	switch {
@@ -78,7 +79,7 @@ func Resolve(ctx context.Context, client *outbound.Client, shop *admin.Shop, id 
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, nil, admin.Invalid("image", "is not a valid image (PNG, JPEG or GIF)")
 	}
-	img := &Image{Width: cfg.Width, Height: cfg.Height, CreatedAt: admin.Now(ctx), Src: src}
+	img := &Image{Width: cfg.Width, Height: cfg.Height, CreatedAt: admin.At(clk.Now()), Src: src}
 	if src != "" {
 		return img, nil, nil
 	}

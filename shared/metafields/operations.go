@@ -256,7 +256,7 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 		return Metafield{}, err
 	}
 	value, _ := in.value()
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	m := Metafield{Namespace: strings.TrimSpace(*in.Namespace), Key: strings.TrimSpace(*in.Key), Value: value,
 		ValueType: in.kind.valueType, Type: in.kind.typ, Description: in.Description, OwnerID: o.ID, OwnerResource: o.Resource}
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
@@ -307,7 +307,7 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 				m.Description = nil
 			}
 		}
-		m.UpdatedAt = admin.Now(ctx)
+		m.UpdatedAt = admin.At(s.Clock.Now())
 		put := records.PutNext(m.Item(it.Version))
 		err = records.Transact(ctx, s.Store, put, m.guardPut(&put.Item, store.Always))
 		out = m

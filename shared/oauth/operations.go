@@ -11,6 +11,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -23,10 +24,11 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
-func NewService(d *platform.Deps) Service { return Service{Store: d.Store, IDs: d.IDs} }
+func NewService(d *platform.Deps) Service { return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock} }
 
 // Prompt is what the authorization page shows the owner: the shop, the app,
 // the scopes it asks for, and the form that carries the request on.
@@ -88,7 +90,7 @@ func (s Service) Authorize(ctx context.Context, r Request) (Prompt, error) {
 	if err != nil {
 		return p, err
 	}
-	p.FormToken = FormToken(key, &r, admin.Now(ctx).Time)
+	p.FormToken = FormToken(key, &r, admin.At(s.Clock.Now()).Time)
 	return p, nil
 }
 
@@ -100,7 +102,7 @@ func (s Service) Install(ctx context.Context, r Request, token string) (string, 
 	if err != nil {
 		return "", err
 	}
-	now := admin.Now(ctx).Time
+	now := admin.At(s.Clock.Now()).Time
 	if !FormTokenValid(key, &r, token, now) {
 		return "", errForbidden
 	}
@@ -134,7 +136,7 @@ func (s Service) Decline(ctx context.Context, r Request, token string) (Prompt, 
 	if err != nil {
 		return p, err
 	}
-	if !FormTokenValid(key, &r, token, admin.Now(ctx).Time) {
+	if !FormTokenValid(key, &r, token, admin.At(s.Clock.Now()).Time) {
 		return p, errForbidden
 	}
 	return p, nil
@@ -174,7 +176,7 @@ func (s Service) Exchange(ctx context.Context, in ExchangeInput) (Token, error) 
 	} else if err != nil {
 		return Token{}, err
 	}
-	now := admin.Now(ctx).Time
+	now := admin.At(s.Clock.Now()).Time
 	if c.AppID != app.ID || now.Unix() >= c.ExpiresAt {
 		return Token{}, errCode
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -84,17 +85,19 @@ func ToWebhooks(appID int64, ws any) Option {
 // transaction: no notification without its change, and none lost. It reads
 // the topic's subscription clock (one GetItem), so call it while building
 // the transaction, not ahead of time: the webhooks that subscribe after the
-// read do not get this notification.
-func Notify(ctx context.Context, st store.Store, gen *ids.Generator, topic, resource string, payload any, opts ...Option) ([]store.Op, error) {
-	clock, err := Clock(ctx, st, topic)
+// read do not get this notification. clk dates the notification and its
+// expiry.
+func Notify(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clock, topic, resource string, payload any, opts ...Option) ([]store.Op, error) {
+	tick, err := Clock(ctx, st, topic)
 	if err != nil {
 		return nil, err
 	}
-	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.Now(ctx), Clock: &clock}
+	now := clk.Now()
+	n := Notification{ID: gen.Next(), Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.At(now), Clock: &tick}
 	for _, o := range opts {
 		o(&n)
 	}
-	expires := admin.ClockFrom(ctx).Now().Add(NotificationTTL).Unix()
+	expires := now.Add(NotificationTTL).Unix()
 	k := NotificationKey(n.ID)
 	return []store.Op{
 		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -21,11 +22,12 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // Filter is the list and count filters of the Pages operations. A handle names at
@@ -164,7 +166,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		if err := in.apply(&p, false); err != nil {
 			return nil, err
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		var change publishing.Change
 		p.PublishedAt, change = publishing.Apply(p.PublishedAt, in.Published, nil, false, now)
 		p.UpdatedAt = now

@@ -18,8 +18,9 @@ import (
 type Deps struct {
 	Store store.Store
 	// Clock is the service's time: the machine's in AWS, one the local
-	// runner can move forward, one tests step. Requests and jobs carry it
-	// in their context (admin.WithClock); IDs read it too.
+	// runner can move forward, one tests step. NewService copies it into
+	// each service that dates, expires or decides by time; jobs and plain
+	// functions take it as a parameter; IDs read it too. Never the context.
 	Clock clock.Clock
 	IDs   *ids.Generator
 	// Outbound makes every request to an address a user gave.

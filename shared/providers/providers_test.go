@@ -391,7 +391,7 @@ func untrackedIDs(t *testing.T, e *apitest.Env, handle string) []string {
 
 func TestFetchTrackingNumbers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, e *apitest.Env) {
-		if _, _, err := seed.Load(t.Context(), e.Deps.Store, trackingSeed(120)); err != nil {
+		if _, _, err := seed.Load(t.Context(), e.Deps.Store, e.Deps.Clock, trackingSeed(120)); err != nil {
 			t.Fatal(err)
 		}
 		if got := len(untrackedIDs(t, e, "track-co")); got != 122 {
@@ -508,7 +508,7 @@ func TestFetchTrackingNumbers(t *testing.T) {
 
 func TestTrackingFailures(t *testing.T) {
 	forEachStore(t, func(t *testing.T, e *apitest.Env) {
-		if _, _, err := seed.Load(t.Context(), e.Deps.Store, trackingSeed(3)); err != nil {
+		if _, _, err := seed.Load(t.Context(), e.Deps.Store, e.Deps.Clock, trackingSeed(3)); err != nil {
 			t.Fatal(err)
 		}
 		f := newFake(t)

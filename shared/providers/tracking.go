@@ -202,7 +202,7 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		}
 		raw["tracking_number"] = records.Encode(number)
 		raw["tracking_numbers"] = records.Encode([]string{number})
-		raw["updated_at"] = records.Encode(admin.Now(ctx).In(admin.ShopFrom(ctx).Location()))
+		raw["updated_at"] = records.Encode(admin.At(d.Clock.Now()).In(admin.ShopFrom(ctx).Location()))
 		next := it
 		next.GSI1PK, next.GSI1SK = "", ""
 		next.Version = it.Version + 1
@@ -217,7 +217,7 @@ func storeTracking(ctx context.Context, d *platform.Deps, k store.Key, svc *fulf
 		}
 		ops := []store.Op{store.Put(next, store.IfVersion, it.Version)}
 		ops = append(ops, events.Ops(trackingEvent(d, f.OrderID, f.OrderName, number, svc.Name))...)
-		nops, err := outbox.Notify(ctx, d.Store, d.IDs, FulfillmentsUpdate, "fulfillment", payload)
+		nops, err := outbox.Notify(ctx, d.Store, d.IDs, d.Clock, FulfillmentsUpdate, "fulfillment", payload)
 		if err != nil {
 			return false, err
 		}

@@ -75,7 +75,7 @@ func decide(tat, now time.Time, p admin.RatePlan) (time.Time, Decision) {
 
 // Memory is the in-process limiter of the local runner.
 type Memory struct {
-	Now func() time.Time // the context's clock (admin.ClockFrom) when nil
+	Now func() time.Time // the service's clock; required
 
 	mu   sync.Mutex
 	tats map[int64]time.Time
@@ -83,7 +83,7 @@ type Memory struct {
 
 // Take spends one call of app's bucket.
 func (m *Memory) Take(ctx context.Context, app *admin.App) (Decision, error) {
-	now := clock(ctx, m.Now)
+	now := m.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tats == nil {
@@ -99,11 +99,4 @@ func (m *Memory) Reset() {
 	m.mu.Lock()
 	m.tats = nil
 	m.mu.Unlock()
-}
-
-func clock(ctx context.Context, now func() time.Time) time.Time {
-	if now == nil {
-		return admin.ClockFrom(ctx).Now()
-	}
-	return now()
 }

@@ -23,7 +23,7 @@ func Key(appID int64) store.Key { return store.Key{PK: "ratelimit", SK: records.
 // reads the item and tries again.
 type Shared struct {
 	Store store.Store
-	Now   func() time.Time // time.Now when nil
+	Now   func() time.Time // the service's clock; required
 
 	mu    sync.Mutex
 	cache map[int64]cell
@@ -34,8 +34,8 @@ type cell struct {
 	version int64 // 0: no item yet
 }
 
-// NewShared returns the store-backed limiter.
-func NewShared(st store.Store) *Shared { return &Shared{Store: st} }
+// NewShared returns the store-backed limiter, deciding by now.
+func NewShared(st store.Store, now func() time.Time) *Shared { return &Shared{Store: st, Now: now} }
 
 // Take spends one call of app's bucket.
 func (s *Shared) Take(ctx context.Context, app *admin.App) (Decision, error) {
@@ -50,7 +50,7 @@ func (s *Shared) Take(ctx context.Context, app *admin.App) (Decision, error) {
 			}
 		}
 		var tat time.Time
-		if tat, d = decide(c.tat, clock(ctx, s.Now), plan); !d.Allowed {
+		if tat, d = decide(c.tat, s.Now(), plan); !d.Allowed {
 			return false, nil
 		}
 		k := Key(app.ID)

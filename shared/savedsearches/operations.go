@@ -10,6 +10,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -23,13 +24,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Addresses reads the customers' addresses and default countries.
 	Addresses addresses.Service
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Addresses: addresses.NewService(d)}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Addresses: addresses.NewService(d)}
 }
 
 func sinceQuery(sinceID int64) store.Query {
@@ -64,7 +66,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SavedSearch, error) {
 	if err := in.apply(&ss, true); err != nil {
 		return ss, err
 	}
-	ss.CreatedAt = admin.Now(ctx)
+	ss.CreatedAt = admin.At(s.Clock.Now())
 	ss.UpdatedAt = ss.CreatedAt
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		ss.ID = id
@@ -84,7 +86,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SavedSearch, 
 		if err := in.apply(&ss, false); err != nil {
 			return nil, err
 		}
-		ss.UpdatedAt = admin.Now(ctx)
+		ss.UpdatedAt = admin.At(s.Clock.Now())
 		return []store.Op{records.PutNext(ss.item(it.Version))}, nil
 	})
 	return ss, err
@@ -201,7 +203,7 @@ func (s Service) Match(ctx context.Context, q *Query, p Page) ([]int64, error) {
 			return nil, err
 		}
 	}
-	now := admin.ClockFrom(ctx).Now().Unix()
+	now := s.Clock.Now().Unix()
 	byID := p.Order.Field == "id" && !p.Order.Desc
 	want := p.Offset + p.Limit
 	// The first want matches in p.Order: in key order when that is the

@@ -60,7 +60,7 @@ func customersSeed() []byte {
 
 func env(t *testing.T, fn func(t *testing.T, e *apitest.Env)) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		if _, _, err := seed.Load(t.Context(), e.Deps.Store, customersSeed()); err != nil {
+		if _, _, err := seed.Load(t.Context(), e.Deps.Store, e.Deps.Clock, customersSeed()); err != nil {
 			t.Fatal(err)
 		}
 		fn(t, e)

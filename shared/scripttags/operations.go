@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -18,11 +19,12 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // Filter is the list and count filters, each served by keys
@@ -100,7 +102,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (ScriptTag, er
 		if err := in.apply(&t, false); err != nil {
 			return nil, err
 		}
-		t.UpdatedAt = admin.Now(ctx)
+		t.UpdatedAt = admin.At(s.Clock.Now())
 		return t.writeOps(appID, it, &old), nil
 	})
 	return t, err

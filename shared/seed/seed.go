@@ -27,6 +27,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/countries/country"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -226,7 +227,7 @@ func Parse(data []byte, checks ...Check) (*File, error) {
 		}
 	}
 	for i, p := range f.Products {
-		vs, err := productVariants(p, admin.Now(context.Background()))
+		vs, err := productVariants(p, admin.Time{}) // only their number is checked here
 		if err != nil {
 			return nil, fmt.Errorf("seed: products[%d]: %v", i, err)
 		}
@@ -326,8 +327,9 @@ type Summary struct {
 	Written, Skipped int
 }
 
-// Load parses data (Parse, with checks) and writes it into st.
-func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*File, Summary, error) {
+// Load parses data (Parse, with checks) and writes it into st, dating what
+// the file leaves undated by clk.
+func Load(ctx context.Context, st store.Store, clk clock.Clock, data []byte, checks ...Check) (*File, Summary, error) {
 	f, err := Parse(data, checks...)
 	if err != nil {
 		return nil, Summary{}, err
@@ -460,7 +462,7 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 	// theme with a minimal working set of files (schema Theme): each with its
 	// guards, count and marker in one transaction, skipped whole once written (and
 	// not written again once deleted).
-	now := admin.Now(ctx)
+	now := admin.At(clk.Now())
 	for _, ops := range [][]store.Op{collection.FrontpageOps(now), country.RestOfWorldOps(), theme.MainOps(now)} {
 		switch err := st.Transact(ctx, append([]store.Op{markerOp(ops[0].TargetKey())}, ops...)...); {
 		case store.FailedOn(err, MarkerKey(ops[0].TargetKey())):
@@ -489,7 +491,7 @@ func Load(ctx context.Context, st store.Store, data []byte, checks ...Check) (*F
 			return nil, sum, err
 		}
 		pid, _ := p.id()
-		variants, _ := productVariants(p, admin.Now(ctx))
+		variants, _ := productVariants(p, admin.At(clk.Now()))
 		// The variants go before their order, each only while the order
 		// is absent: a variant deleted since, or added to the file after
 		// the product was loaded, is never written outside the order.

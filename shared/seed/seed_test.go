@@ -33,7 +33,7 @@ func TestReloadBringsNothingBack(t *testing.T) {
 		e.DoAs(apitest.ReadOnlyToken, "GET", "/admin/webhooks.json", nil).Expect(t, 401)
 
 		for range 2 {
-			_, sum, err := seed.Load(context.Background(), e.Deps.Store, seed.Demo)
+			_, sum, err := seed.Load(context.Background(), e.Deps.Store, e.Deps.Clock, seed.Demo)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestReloadOfAStoreLoadedBeforeMarkers(t *testing.T) {
 		e.Do("DELETE", "/com/products/632910392/variants/808950810.json", nil).Expect(t, 200)
 		e.DoAs(apitest.ReadOnlyToken, "DELETE", "/admin/api_permissions/current.json", nil).Expect(t, 200)
 
-		_, sum, err := seed.Load(ctx, e.Deps.Store, seed.Demo)
+		_, sum, err := seed.Load(ctx, e.Deps.Store, e.Deps.Clock, seed.Demo)
 		if err != nil {
 			t.Fatal(err)
 		}

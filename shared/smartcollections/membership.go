@@ -9,6 +9,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -169,7 +170,7 @@ func productVariants(ctx context.Context, st store.Store, productID int64) ([]ca
 // platform.Deps.ProductChanged: Reevaluate over the deps' store.
 func ProductChanged(d *platform.Deps) func(ctx context.Context, productID int64) error {
 	return func(ctx context.Context, productID int64) error {
-		return Reevaluate(ctx, d.Store, d.IDs, productID)
+		return Reevaluate(ctx, d.Store, d.IDs, d.Clock, productID)
 	}
 }
 
@@ -185,9 +186,9 @@ var errContention = errors.New("smartcollections: membership kept changing concu
 // changed, so a concurrent recompute that read the product before the
 // change cannot commit a stale answer. A write that lost a race is
 // started over from fresh reads.
-func Reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, productID int64) error {
+func Reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clock, productID int64) error {
 	err := records.Retry(ctx, func() (bool, error) {
-		err := reevaluate(ctx, st, gen, productID)
+		err := reevaluate(ctx, st, gen, clk, productID)
 		return errors.Is(err, store.ErrConditionFailed), err
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
@@ -212,7 +213,7 @@ func (c *change) ops() int {
 	return 1
 }
 
-func reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, productID int64) error {
+func reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clock, productID int64) error {
 	have, version, err := readState(ctx, st, productID)
 	if err != nil {
 		return err
@@ -259,7 +260,7 @@ func reevaluate(ctx context.Context, st store.Store, gen *ids.Generator, product
 	}
 	slices.SortFunc(changes, func(a, b change) int { return compareIDs(a.collectionID, b.collectionID) })
 
-	now := admin.Now(ctx)
+	now := admin.At(clk.Now())
 	current := slices.Clone(have)
 	for first := true; first || len(changes) > 0; first = false {
 		ops := []store.Op{{}} // the state put, filled in below
@@ -318,7 +319,7 @@ func nextPosition(ctx context.Context, st store.Store, collectionID int64) (int6
 // (its state's version moved) is handed to Reevaluate and left out of the
 // batch; if the collection was deleted or its rules changed again, the
 // newer change owns the membership and Recompute stops.
-func Recompute(ctx context.Context, st store.Store, gen *ids.Generator, collectionID int64) error {
+func Recompute(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clock, collectionID int64) error {
 	var rs ruleSet
 	rit, err := records.Get(ctx, st, rulesKey(collectionID), &rs)
 	if admin.ErrorCode(err) == admin.ENOTFOUND {
@@ -334,12 +335,12 @@ func Recompute(ctx context.Context, st store.Store, gen *ids.Generator, collecti
 	if err != nil {
 		return err
 	}
-	return recompute(ctx, st, gen, collectionID, rs, rit.Version, cit.Nums[CountNum])
+	return recompute(ctx, st, gen, clk, collectionID, rs, rit.Version, cit.Nums[CountNum])
 }
 
 // recompute is Recompute with the rule set (at rulesVersion) and the
 // collection's count known, as its own create or update just wrote them.
-func recompute(ctx context.Context, st store.Store, gen *ids.Generator, collectionID int64, rs ruleSet, rulesVersion, count int64) error {
+func recompute(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clock, collectionID int64, rs ruleSet, rulesVersion, count int64) error {
 	// States first: any membership write after this read moves a version.
 	type state struct {
 		version int64
@@ -405,7 +406,7 @@ func recompute(ctx context.Context, st store.Store, gen *ids.Generator, collecti
 	slices.SortFunc(changes, func(a, b pchange) int { return compareIDs(a.productID, b.productID) })
 
 	position := count
-	now := admin.Now(ctx)
+	now := admin.At(clk.Now())
 	for len(changes) > 0 {
 		batch := changes[:min(len(changes), batchProducts)]
 		changes = changes[len(batch):]
@@ -438,7 +439,7 @@ func recompute(ctx context.Context, st store.Store, gen *ids.Generator, collecti
 				return nil // deleted, or its rules changed again: that change takes over
 			case k >= 0:
 				// This product changed meanwhile: evaluate it afresh on its own.
-				if err := Reevaluate(ctx, st, gen, batch[k].productID); err != nil {
+				if err := Reevaluate(ctx, st, gen, clk, batch[k].productID); err != nil {
 					return err
 				}
 				batch = slices.Delete(slices.Clone(batch), k, k+1)
@@ -593,7 +594,7 @@ func (s Service) RunMembershipJobs(ctx context.Context) (int, error) {
 		if t.collection {
 			run = Recompute
 		}
-		if rerr := run(ctx, s.Store, s.IDs, t.id); rerr != nil {
+		if rerr := run(ctx, s.Store, s.IDs, s.Clock, t.id); rerr != nil {
 			err = cmp.Or(err, rerr)
 			continue
 		}

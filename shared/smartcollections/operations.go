@@ -6,6 +6,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
@@ -26,13 +27,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Outbound fetches what a user names by URL.
 	Outbound *outbound.Client
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Outbound: d.Outbound}
 }
 
 // List returns the window of the matching collections in id order after
@@ -164,7 +166,7 @@ func (s Service) refreshCount(ctx context.Context, c *SmartCollection) error {
 // event and notification), then computes its membership.
 func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error) {
 	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	rec := record{
 		SmartCollection: SmartCollection{Fields: collection.Fields{PublishedScope: "global", SortOrder: DefaultSortOrder, UpdatedAt: now}, Rules: []Rule{}},
 		RulesVersion:    1,
@@ -174,7 +176,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 		return SmartCollection{}, err
 	}
 	var imageOps []store.Op
-	newImage := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop, Change: img}
+	newImage := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop, Change: img}
 	if imageOps, err = newImage.Apply(ctx, s.Store, &rec.Image, &rec.ImageFile); err != nil {
 		return SmartCollection{}, err
 	}
@@ -201,7 +203,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 			ops = append(ops, catalog.MembershipJob(mark))
 		}
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +214,7 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 	}
 	if len(rec.Rules) > 0 {
 		s.followRules(ctx, &rec.SmartCollection, mark, func() error {
-			return recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, 1, 0)
+			return recompute(ctx, s.Store, s.IDs, s.Clock, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, 1, 0)
 		})
 	}
 	return rec.SmartCollection, nil
@@ -244,7 +246,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 	var rec record
 	var rulesChanged bool
 	// A new image is resolved (downloaded) once, even if the write is retried.
-	image := images.Updater{Client: s.Outbound, IDs: s.IDs, Shop: shop}
+	image := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop}
 	var claim store.Key // the handle or guard the change claims, if any
 	var mark store.Key  // the membership job marker of a rules change
 	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
@@ -262,7 +264,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		if err != nil {
 			return nil, err
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		var change publishing.Change
 		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
 		rec.UpdatedAt = now
@@ -290,7 +292,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		}
 		ops = append(ops, fileOps...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicUpdate, collection.Resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicUpdate, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +306,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 	}
 	if rulesChanged {
 		s.followRules(ctx, &rec.SmartCollection, mark, func() error {
-			return recompute(ctx, s.Store, s.IDs, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, rec.RulesVersion, rec.ProductsCount)
+			return recompute(ctx, s.Store, s.IDs, s.Clock, rec.ID, ruleSet{rec.Rules, rec.Disjunctive}, rec.RulesVersion, rec.ProductsCount)
 		})
 	}
 	return rec.SmartCollection, nil
@@ -331,7 +333,7 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		ops = append(ops, collection.StateCountOps(Partition, &rec.PublishedAt, nil)...)
 		ops = append(ops, records.IndexOps(nil, rec.entries(), nil)...)
 		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, collection.TopicDelete, collection.Resource, presented(&rec.SmartCollection, shop))
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicDelete, collection.Resource, presented(&rec.SmartCollection, shop))
 		if err != nil {
 			return nil, err
 		}

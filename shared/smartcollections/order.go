@@ -96,7 +96,7 @@ func (s Service) position(ctx context.Context, id int64, products []int64) error
 			}
 			return cmp.Or(cmp.Compare(a.Position, b.Position), cmp.Compare(a.ProductID, b.ProductID))
 		})
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		var ops []store.Op
 		for i := range ms {
 			if m := &ms[i]; m.Position != int64(i+1) {

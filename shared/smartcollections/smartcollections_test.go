@@ -26,6 +26,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/httpapi"
@@ -79,7 +80,7 @@ func money(s string) admin.Money {
 
 func variant(id int64, title, price string, inventory int64, weight float64, compareAt string) catalog.Variant {
 	v := catalog.Variant{ID: id, Title: title, Price: money(price), InventoryQuantity: inventory, Weight: weight, WeightUnit: "kg",
-		InventoryPolicy: "deny", FulfillmentService: "manual", Taxable: true, RequiresShipping: true, CreatedAt: admin.Now(context.Background()), UpdatedAt: admin.Now(context.Background())}
+		InventoryPolicy: "deny", FulfillmentService: "manual", Taxable: true, RequiresShipping: true, CreatedAt: admin.At(time.Now()), UpdatedAt: admin.At(time.Now())}
 	if compareAt != "" {
 		m := money(compareAt)
 		v.CompareAtPrice = &m
@@ -596,7 +597,7 @@ func TestReevaluate(t *testing.T) {
 		st, ctx := e.Deps.Store, t.Context()
 		reevaluate := func(pid int64) {
 			t.Helper()
-			if err := smartcollections.Reevaluate(ctx, st, e.Deps.IDs, pid); err != nil {
+			if err := smartcollections.Reevaluate(ctx, st, e.Deps.IDs, e.Deps.Clock, pid); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -770,7 +771,7 @@ func TestConcurrentChanges(t *testing.T) {
 						errs <- err
 						return
 					}
-					if err := smartcollections.Reevaluate(context.Background(), st, e.Deps.IDs, pid); err != nil {
+					if err := smartcollections.Reevaluate(context.Background(), st, e.Deps.IDs, e.Deps.Clock, pid); err != nil {
 						errs <- err
 						return
 					}
@@ -982,7 +983,7 @@ func TestGetIsOneRead(t *testing.T) {
 		cs := &countingStore{Store: e.Deps.Store}
 		d := *e.Deps
 		d.Store = cs
-		h := httpapi.NewRouter(auth.NewIdentity(e.Deps.Store), nil, smartcollections.Routes(&d))
+		h := httpapi.NewRouter(auth.NewIdentity(e.Deps.Store, e.Deps.Clock), nil, e.Deps.Clock, smartcollections.Routes(&d))
 		req := httptest.NewRequest("GET", path(c), nil)
 		req.Header.Set(httpapi.TokenHeader, apitest.DemoToken)
 		rec := httptest.NewRecorder()
@@ -996,7 +997,7 @@ func TestGetIsOneRead(t *testing.T) {
 		// Reevaluate reads the product's state, the product, its variants
 		// and the rule sets, and commits one transaction.
 		cs.reset()
-		if err := smartcollections.Reevaluate(t.Context(), cs, e.Deps.IDs, leather); err != nil {
+		if err := smartcollections.Reevaluate(t.Context(), cs, e.Deps.IDs, e.Deps.Clock, leather); err != nil {
 			t.Fatal(err)
 		}
 		if g, q, tx := cs.gets.Load(), cs.queries.Load(), cs.transacts.Load(); g != 2 || q != 2 || tx != 1 {
@@ -1131,7 +1132,7 @@ func BenchmarkReevaluateOneProduct(b *testing.B) {
 		setVariant(b, bench.cs.Store, small, func(v *catalog.Variant) { v.Price = money(prices[(n+1)%2]) })
 		bench.cs.reset()
 		b.StartTimer()
-		if err := smartcollections.Reevaluate(ctx, bench.cs, gen, pid); err != nil {
+		if err := smartcollections.Reevaluate(ctx, bench.cs, gen, clock.System{}, pid); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

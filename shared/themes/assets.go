@@ -134,7 +134,7 @@ func (s Service) PutAsset(ctx context.Context, themeID int64, in *AssetInput, ba
 	if msg := theme.CheckContent(key, content); msg != "" {
 		return AssetAnswer{}, admin.Invalid("asset", msg)
 	}
-	rec, err := theme.Put(ctx, s.Store, themeID, key, content, store.Check(theme.Key(themeID), store.IfPresent, 0))
+	rec, err := theme.Put(ctx, s.Store, s.Clock, themeID, key, content, store.Check(theme.Key(themeID), store.IfPresent, 0))
 	if store.FailedOn(err, theme.Key(themeID)) {
 		return AssetAnswer{}, admin.NotFound // the theme was deleted meanwhile
 	}

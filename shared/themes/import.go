@@ -178,7 +178,7 @@ func (s Service) extract(ctx context.Context, id int64, src string) error {
 		if msg := theme.CheckContent(f.key, content); msg != "" {
 			return refusal(f.key + " " + msg)
 		}
-		if _, err := theme.Put(ctx, s.Store, id, f.key, content, guard); err != nil {
+		if _, err := theme.Put(ctx, s.Store, s.Clock, id, f.key, content, guard); err != nil {
 			if store.FailedOn(err, guard.TargetKey()) {
 				return nil // the theme was deleted: finish finds nothing
 			}

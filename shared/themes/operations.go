@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
@@ -25,6 +26,7 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Outbound fetches what a user names by URL.
 	Outbound *outbound.Client
 	// ThemeImports carries zip imports to the theme-import function.
@@ -38,7 +40,7 @@ type Service struct {
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound, ThemeImports: d.ThemeImports, Metrics: d.Metrics}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Outbound: d.Outbound, ThemeImports: d.ThemeImports, Metrics: d.Metrics}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -108,7 +110,7 @@ func (s Service) Create(ctx context.Context, in *Input) (theme.Theme, error) {
 	if err != nil {
 		return theme.Theme{}, err
 	}
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	rec := theme.Record{Theme: theme.Theme{Name: name, Role: theme.RoleUnpublished, CreatedAt: now, UpdatedAt: now}, Src: src}
 	if role == theme.RoleMain || role == theme.RoleMobile {
 		rec.RequestedRole = role
@@ -181,7 +183,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (theme.Theme, 
 			}
 			ops = append(ops, more...)
 		}
-		rec.UpdatedAt = admin.Now(ctx)
+		rec.UpdatedAt = admin.At(s.Clock.Now())
 		ops[0] = store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)
 		err = s.Store.Transact(ctx, ops...)
 		out = rec.Theme
@@ -214,7 +216,7 @@ func (s Service) roleOps(ctx context.Context, rec *theme.Record, role string) ([
 		case err != nil:
 			return nil, err
 		default:
-			old.Role, old.UpdatedAt = theme.RoleUnpublished, admin.Now(ctx)
+			old.Role, old.UpdatedAt = theme.RoleUnpublished, admin.At(s.Clock.Now())
 			ops = append(ops, store.Put(old.Item(it.Version+1), store.IfVersion, it.Version))
 		}
 	}
@@ -270,7 +272,7 @@ func (s Service) fail(ctx context.Context, id int64, reason string) (theme.Theme
 		}
 		rec.Processing, rec.Previewable, rec.RequestedRole = false, false, ""
 		rec.ImportError = &reason
-		rec.UpdatedAt = admin.Now(ctx)
+		rec.UpdatedAt = admin.At(s.Clock.Now())
 		out = rec.Theme
 		return []store.Op{store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)}, nil
 	})
@@ -295,7 +297,7 @@ func (s Service) finish(ctx context.Context, id int64) error {
 			}
 			ops = append(ops, more...)
 		}
-		rec.UpdatedAt = admin.Now(ctx)
+		rec.UpdatedAt = admin.At(s.Clock.Now())
 		ops[0] = store.Put(rec.Item(it.Version+1), store.IfVersion, it.Version)
 		err = s.Store.Transact(ctx, ops...)
 		return errors.Is(err, store.ErrConditionFailed), err

@@ -220,7 +220,7 @@ func TestLargeAssetRoundTrip(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := theme.Put(ctx, e.Deps.Store, theme.MainID, "assets/big.bin", big2); err != nil {
+			if _, err := theme.Put(ctx, e.Deps.Store, e.Deps.Clock, theme.MainID, "assets/big.bin", big2); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbox"
@@ -22,11 +23,12 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // order is a seeded order as the transactions need it.
@@ -149,7 +151,7 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 		}
 		t.ID, t.OrderID = s.IDs.Next(), orderID
 		t.Currency, t.Status, t.SourceName = o.Currency, StatusSuccess, SourceAPI
-		t.Receipt, t.CreatedAt = json.RawMessage("{}"), admin.Now(ctx)
+		t.Receipt, t.CreatedAt = json.RawMessage("{}"), admin.At(s.Clock.Now())
 		l.apply(&t)
 		lk := ledgerKey(orderID)
 		ledgerItem := store.Item{PK: lk.PK, SK: lk.SK, Version: version + 1, Data: records.Encode(&l)}
@@ -173,7 +175,7 @@ func (s Service) Create(ctx context.Context, orderID int64, in *Input) (Transact
 		ops = append(ops, events.Ops(event(s.IDs, &o, &t, admin.AppFrom(ctx).Name))...)
 		shown := t
 		shown.CreatedAt = t.CreatedAt.In(shop.Location())
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, Topic, wrapper, &shown)
+		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, Topic, wrapper, &shown)
 		if err != nil {
 			return false, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
@@ -28,13 +29,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// ProductChanged follows a product's variant changes (smart collection membership).
 	ProductChanged func(ctx context.Context, productID int64) error
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, ProductChanged: d.ProductChanged}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, ProductChanged: d.ProductChanged}
 }
 
 // List returns the window of a product's variants in position order after
@@ -126,7 +128,7 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 	if err != nil {
 		return catalog.Variant{}, err
 	}
-	now := admin.Now(ctx)
+	now := admin.At(s.Clock.Now())
 	v := catalog.Variant{ProductID: pid, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(&v, true); err != nil {
 		return catalog.Variant{}, err
@@ -182,7 +184,7 @@ func (s Service) Create(ctx context.Context, pid int64, in *Input) (catalog.Vari
 			return catalog.Variant{}, err
 		}
 		ops = append(ops, cops...)
-		ops = append(ops, stockJob(ctx, s.IDs, &v)...)
+		ops = append(ops, stockJob(s.Clock, s.IDs, &v)...)
 		mark, markOp := s.membershipMark(pid)
 		err = records.Transact(ctx, s.Store, append(ops, markOp...)...)
 		if err == nil {
@@ -395,7 +397,7 @@ func payload(p *catalog.Product, vs []catalog.Variant, loc *time.Location) json.
 func (s Service) changeOps(ctx context.Context, p *catalog.Product, vs []catalog.Variant, author string) ([]store.Op, error) {
 	shop := admin.ShopFrom(ctx)
 	ops := events.Ops(events.New(s.IDs, subject(p), events.Update, "", author))
-	nops, err := outbox.Notify(ctx, s.Store, s.IDs, topic, "product", payload(p, vs, shop.Location()),
+	nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, topic, "product", payload(p, vs, shop.Location()),
 		outbox.MetafieldsOf(metafields.OwnerProduct, p.ID))
 	if err != nil {
 		return nil, err
@@ -520,7 +522,7 @@ func (s Service) adjust(ctx context.Context, id int64, in *Input) (catalog.Varia
 		return v, err
 	}
 	ops = append(ops, cops...)
-	ops = append(ops, stockJob(ctx, s.IDs, &v)...)
+	ops = append(ops, stockJob(s.Clock, s.IDs, &v)...)
 	mark, markOp := s.membershipMark(v.ProductID)
 	err = records.Transact(ctx, s.Store, append(ops, markOp...)...)
 	if store.FailedOn(err, catalog.VariantKey(id)) {
@@ -586,7 +588,7 @@ func (s Service) modify(ctx context.Context, id int64, in *Input, o origin) (cat
 			}
 			imageChecked = true
 		}
-		now := admin.Now(ctx)
+		now := admin.At(s.Clock.Now())
 		v.UpdatedAt = now
 		reoptioned := optionKey(&v) != optionKey(&before)
 		order, version, err := catalog.GetOrder(ctx, s.Store, pid)
@@ -630,7 +632,7 @@ func (s Service) modify(ctx context.Context, id int64, in *Input, o origin) (cat
 		}
 		ops = append(ops, cops...)
 		if !o.provider {
-			ops = append(ops, stockJob(ctx, s.IDs, &v)...)
+			ops = append(ops, stockJob(s.Clock, s.IDs, &v)...)
 		}
 		var mark store.Key
 		if affectsCollections(&before, &v) {

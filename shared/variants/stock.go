@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -27,14 +27,14 @@ const stockJobTTL = 24 * time.Hour
 
 // stockJob is the write of v's stock job marker, when a service manages
 // v's stock (inventory_management names one); nil otherwise.
-func stockJob(ctx context.Context, gen *ids.Generator, v *catalog.Variant) []store.Op {
+func stockJob(clk clock.Clock, gen *ids.Generator, v *catalog.Variant) []store.Op {
 	if v.InventoryManagement == nil || *v.InventoryManagement == "" {
 		return nil
 	}
 	it := store.Item{
 		PK: StockJobPartition, SK: records.IDSK(v.ID), Version: gen.Next(),
 		Data:      records.Encode(map[string]int64{"variant_id": v.ID}),
-		ExpiresAt: admin.ClockFrom(ctx).Now().Add(stockJobTTL).Unix(),
+		ExpiresAt: clk.Now().Add(stockJobTTL).Unix(),
 	}
 	return []store.Op{store.Put(it, store.Always, 0)}
 }

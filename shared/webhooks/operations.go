@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/outbound"
@@ -23,13 +24,14 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 	// Outbound fetches what a user names by URL.
 	Outbound *outbound.Client
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs, Outbound: d.Outbound}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock, Outbound: d.Outbound}
 }
 
 // Filter is the list and count filters, each served by keys
@@ -142,7 +144,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 				return nil, err
 			}
 		}
-		wh.UpdatedAt = admin.Now(ctx)
+		wh.UpdatedAt = admin.At(s.Clock.Now())
 		ops := records.WriteOps(wh.item(0), it.Version, old.entries(), wh.entries())
 		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
 			claimOp := wh.guardOp()

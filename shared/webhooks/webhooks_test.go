@@ -14,6 +14,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/webhooks"
@@ -525,7 +526,7 @@ func text(s string) *string { return &s }
 // The rules of a webhook, without HTTP or a store: validation fails before
 // anything is read or written.
 func TestWebhookRules(t *testing.T) {
-	s := webhooks.Service{Outbound: outbound.New(false)}
+	s := webhooks.Service{Outbound: outbound.New(false), Clock: clock.System{}}
 	ctx := admin.WithApp(t.Context(), &admin.App{ID: demoApp, Scopes: []string{"read_orders"}})
 	topic, addr := text("orders/create"), text("https://example.com/hooks")
 	long := strings.Repeat("a", 256)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -61,7 +62,7 @@ func (Identity) CursorKey(context.Context) ([]byte, error) {
 // of a .json route is one.
 func Serve(t testing.TB, routes []httpapi.Route, token, method, target, body string) (*httptest.ResponseRecorder, map[string]any) {
 	t.Helper()
-	rt := httpapi.NewRouter(Identity{}, nil, routes)
+	rt := httpapi.NewRouter(Identity{}, nil, clock.System{}, routes)
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set(httpapi.TokenHeader, token)

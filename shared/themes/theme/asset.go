@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -217,9 +218,10 @@ func CreateOps(rec *AssetRecord, content []byte) []store.Op {
 // conditioned on the version read; the old blob is deleted afterwards.
 // A reader that read the old pointer and finds its chunks gone reads the
 // item again (Read). guard, when given, is checked in the pointer's
-// transaction (the theme still exists and accepts writes).
-func Put(ctx context.Context, st store.Store, themeID int64, key string, content []byte, guard ...store.Op) (AssetRecord, error) {
-	now := admin.Now(ctx)
+// transaction (the theme still exists and accepts writes). clk dates the
+// asset.
+func Put(ctx context.Context, st store.Store, clk clock.Clock, themeID int64, key string, content []byte, guard ...store.Op) (AssetRecord, error) {
+	now := admin.At(clk.Now())
 	rec := NewRecord(themeID, key, content, now)
 	chunks := chunkOps(themeID, rec.Blob, content)
 	large := len(chunks) > InlineChunks
