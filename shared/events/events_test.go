@@ -33,15 +33,13 @@ const author = "Demo App"
 
 // record commits the event of a change as a resource would, created at at
 // (now when zero), and returns its id.
-var backdated int64
-
 func record(t testing.TB, e *apitest.Env, s events.Subject, verb string, at time.Time) int64 {
 	t.Helper()
 	ev := events.New(e.Deps.IDs, s, verb, "", author)
 	if !at.IsZero() {
-		// An event's created_at is its id's second: back-date both.
-		backdated++
-		ev.ID, ev.CreatedAt = idgen.At(at)+backdated, admin.Time{Time: at.UTC()}
+		// An event's created_at is its id's second: back-date both, keeping
+		// the fresh id's number within its second (distinct, like any id's).
+		ev.ID, ev.CreatedAt = idgen.At(at)+ev.ID&(1<<21-1), admin.Time{Time: at.UTC()}
 	}
 	if err := e.Deps.Store.Transact(context.Background(), events.Ops(ev)...); err != nil {
 		t.Fatal(err)

@@ -39,17 +39,21 @@ func StatusOf(code string) int {
 }
 
 // Error writes err as the JSON error body of its status. Unexpected errors
-// are logged with the request id and answered without detail.
-func Error(w http.ResponseWriter, r *http.Request, err error) {
+// are logged (on the default logger) with the request id and answered
+// without detail.
+func Error(w http.ResponseWriter, r *http.Request, err error) { writeError(slog.Default(), w, r, err) }
+
+// writeError is Error logging on log.
+func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	var e *admin.Error
 	if unavailable(err) {
 		// A moment of the store's or a queue's, not a bug: logged as a
 		// warning (the operator's alarms count 5xx answers), answered 503.
-		slog.WarnContext(r.Context(), "storage unavailable",
+		log.WarnContext(r.Context(), "storage unavailable",
 			"request_id", admin.RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = admin.Unavailable
 	} else if !errors.As(err, &e) {
-		slog.ErrorContext(r.Context(), "request failed",
+		log.ErrorContext(r.Context(), "request failed",
 			"request_id", admin.RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = &admin.Error{Code: admin.EINTERNAL, Message: "Internal Server Error"}
 	}

@@ -185,10 +185,8 @@ func TestBadBodies(t *testing.T) {
 
 func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
 	var logs bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
-	defer slog.SetDefault(old)
 	h := router()
+	h.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	for _, p := range []string{"/web/boom.json", "/web/panic.json"} {
 		logs.Reset()
 		rec := do(t, h, "GET", p, "writer-token", "")

@@ -191,10 +191,10 @@ func (rt *Router) wrapPage(route *Route) http.Handler {
 			err = route.Handler(w, r)
 		}
 		if err != nil {
-			Error(w, r, err)
+			writeError(rt.log(), w, r, err)
 		}
-		if ctx := r.Context(); slog.Default().Enabled(ctx, slog.LevelDebug) {
-			slog.DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
+		if ctx := r.Context(); rt.log().Enabled(ctx, slog.LevelDebug) {
+			rt.log().DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
 				"route", route.Path, "duration", time.Since(start))
 		}
 	})

@@ -103,6 +103,19 @@ type Router struct {
 	Keys *idempotency.Keeper
 	// Metrics counts the calls refused for the call limit.
 	Metrics *metrics.Recorder
+	// Logger takes what the router logs: failed requests, call-limit
+	// warnings, the debug request line. nil is slog.Default() (the
+	// process's, set once at start-up); a test gives its own rather than
+	// swapping the process's.
+	Logger *slog.Logger
+}
+
+// log is the router's logger.
+func (rt *Router) log() *slog.Logger {
+	if rt.Logger != nil {
+		return rt.Logger
+	}
+	return slog.Default()
 }
 
 // NewRouter builds the handler for routes. Every route requires a token,
@@ -263,7 +276,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+			writeError(rt.log(), w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
 	}()
 	if encodedSeparator(r.URL) {
@@ -373,10 +386,10 @@ func (rt *Router) wrap(route *Route) http.Handler {
 			}
 		}
 		if err != nil {
-			Error(w, r, err)
+			writeError(rt.log(), w, r, err)
 		}
-		if slog.Default().Enabled(ctx, slog.LevelDebug) {
-			slog.DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
+		if rt.log().Enabled(ctx, slog.LevelDebug) {
+			rt.log().DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
 				"route", route.Path, "duration", time.Since(start))
 		}
 	})
@@ -416,7 +429,7 @@ func (rt *Router) wrapPublic(route *Route) http.Handler {
 			w.Header().Set(k, v)
 		}
 		if err := route.Handler(w, r); err != nil {
-			Error(w, r, err)
+			writeError(rt.log(), w, r, err)
 		}
 	})
 }
@@ -431,7 +444,7 @@ func (rt *Router) limit(ctx context.Context, w http.ResponseWriter, app *admin.A
 	}
 	d, err := rt.limiter.Take(ctx, app)
 	if err != nil {
-		slog.WarnContext(ctx, "call limit unavailable; call let through",
+		rt.log().WarnContext(ctx, "call limit unavailable; call let through",
 			"request_id", admin.RequestID(ctx), "app_id", app.ID, "error", err.Error())
 		return nil
 	}
