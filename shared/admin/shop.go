@@ -135,6 +135,10 @@ func ValidScope(name string) bool {
 	return false
 }
 
+// ctxKey carries a request's identity (the app and shop the router
+// authenticated) and its id: request-scoped values, the only kind the
+// context holds (docs/architecture.md); dependencies are fields or
+// parameters.
 type ctxKey int
 
 const (

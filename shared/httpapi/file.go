@@ -65,6 +65,10 @@ func ActiveDocument(contentType string) bool {
 	return mt == "text/html" || mt == "text/xml" || mt == "application/xml" || strings.HasSuffix(mt, "+xml")
 }
 
+// baseCtxKey carries the base URL the router worked out for the request:
+// without PUBLIC_BASE_URL it is the domain API Gateway received this
+// request on, so it is the request's; handlers, which get only (w, r),
+// read it with BaseURL.
 type baseCtxKey struct{}
 
 // BaseURL is the service's public base URL ("https://api.example.com", no

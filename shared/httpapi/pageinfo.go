@@ -38,7 +38,15 @@ type pageInfo struct {
 // every filter at its longest is far smaller).
 const maxPageInfo = 8 << 10
 
+// cursorCtxKey carries the cursor of the request's verified page_info, which
+// ParsePage hands to the operation.
 type cursorCtxKey struct{}
+
+// identityCtxKey carries the router's Identity to WritePaged, which signs
+// the Link header's cursors with the shop's key: a dependency, not request
+// data, but handlers get only (w, r) and the router is built after them;
+// passing it explicitly would change every list handler's WritePaged call
+// and give handlers a field beside their operations.
 type identityCtxKey struct{}
 
 // pagingParams are the parameters a page_info replaces or keeps: everything

@@ -108,6 +108,8 @@ func (rt *Router) servesOwn(method, path string) bool {
 // ("/admin/api/2024-01/") in place of the route's ("/web/").
 type calledForm struct{ called, canonical string }
 
+// calledFormCtxKey carries how the request was called (its Shopify form),
+// so that its Link URLs are written the same way.
 type calledFormCtxKey struct{}
 
 // shownPath is path (a route's own) as the client called it.

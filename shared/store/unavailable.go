@@ -46,6 +46,10 @@ func (e *UnavailableError) Error() string {
 func (e *UnavailableError) Unwrap() error        { return e.Err }
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
+// tokenCtxKey carries a write's request token: data of one store call, made
+// by Retrying and read by the adapter beneath it through the store.Store
+// interface, which has no other channel between the two; a parameter would
+// change every Transact and Add of every store and wrapper.
 type tokenCtxKey struct{}
 
 // WithRequestToken marks the writes made with ctx as attempts of one
