@@ -30,6 +30,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/themes"
@@ -59,7 +60,7 @@ func run() error {
 	runnerClock := &clock.Offset{}
 	cfg.Clock = runnerClock
 	api.SetupLogging(cfg)
-	deps, err := api.Open(ctx, cfg)
+	deps, err := api.OpenWith(ctx, cfg, sqsqueue.Open)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -38,7 +39,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/parents"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
-	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -227,14 +227,30 @@ func SetupLogging(cfg config.Config) {
 	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
 }
 
-// Open sets up metrics, opens the configured store and queues, builds the
-// deps (NewDeps) and picks the configured rate limiter.
-func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
+// SQS opens the SQS queue at url, at the endpoint (sqsqueue.Open). Only
+// the functions template.yaml gives a queue URL pass it to OpenWith: the
+// SQS client's packages would cost every other function's cold start
+// (their init, and the binary's size) for nothing.
+type SQS func(endpoint, url string) queue.Queue
+
+// Open is OpenWith without SQS: a queue URL in cfg is refused.
+func Open(ctx context.Context, cfg config.Config) (*Deps, error) { return OpenWith(ctx, cfg, nil) }
+
+// OpenWith sets up metrics, opens the configured store and queues (SQS
+// through sqs), builds the deps (NewDeps) and picks the configured rate
+// limiter.
+func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
+	if sqs == nil && cfg.ThemeImportQueueURL != "" {
+		return nil, errNoSQS("THEME_IMPORT_QUEUE_URL")
+	}
+	if sqs == nil && cfg.QueueURL != "" {
+		return nil, errNoSQS("DELIVERY_QUEUE_URL")
+	}
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	q, err := OpenQueue(ctx, cfg, st)
+	q, err := OpenQueue(cfg, st, sqs)
 	if err != nil {
 		return nil, err
 	}
@@ -252,11 +268,7 @@ func Open(ctx context.Context, cfg config.Config) (*Deps, error) {
 	d.Metrics = metrics.New(os.Stderr, cfg.MetricsNamespace)
 	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {
-		client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
-		if err != nil {
-			return nil, err
-		}
-		d.ThemeImports = sqsqueue.New(client, cfg.ThemeImportQueueURL)
+		d.ThemeImports = sqs(cfg.SQSEndpoint, cfg.ThemeImportQueueURL)
 	}
 	switch cfg.RateLimit {
 	case "shared":
@@ -304,17 +316,20 @@ const DeliveryQueue = "deliveries"
 // THEME_IMPORT_QUEUE_URL names an SQS queue.
 const ThemeImportQueue = "theme-imports"
 
-// OpenQueue opens the SQS delivery queue when DELIVERY_QUEUE_URL is set,
-// else the queue kept in the store itself.
-func OpenQueue(ctx context.Context, cfg config.Config, st store.Store) (queue.Queue, error) {
+// OpenQueue opens the SQS delivery queue (through sqs) when
+// DELIVERY_QUEUE_URL is set, else the queue kept in the store itself.
+func OpenQueue(cfg config.Config, st store.Store, sqs SQS) (queue.Queue, error) {
 	if cfg.QueueURL == "" {
 		return storequeue.New(st, DeliveryQueue), nil
 	}
-	client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint)
-	if err != nil {
-		return nil, err
+	if sqs == nil {
+		return nil, errNoSQS("DELIVERY_QUEUE_URL")
 	}
-	return sqsqueue.New(client, cfg.QueueURL), nil
+	return sqs(cfg.SQSEndpoint, cfg.QueueURL), nil
+}
+
+func errNoSQS(name string) error {
+	return fmt.Errorf("api: %s is set, but this program opens no SQS queue (api.OpenWith with sqsqueue.Open)", name)
 }
 
 // Dispatcher builds the webhook dispatcher over the deps.

@@ -3,12 +3,17 @@ package api_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/config"
 )
 
 // Work at package init lands on every Lambda cold start. The shopify-paths
@@ -57,4 +62,66 @@ func TestNoWorkAtInit(t *testing.T) {
 		t.Errorf("the module's packages allocate %d bytes at init, at most %d", sum, total)
 	}
 	t.Logf("%d packages, %d bytes at init", seen, sum)
+}
+
+// The SQS client's packages cost a cold start (their init, and the
+// binary's size), so only the functions template.yaml gives a queue URL
+// link them: those open their queues through api.OpenWith with
+// sqsqueue.Open (api.Open refuses a queue URL), and no other may import
+// them. go list tells what each function links, as sam.mk builds it.
+func TestSQSLinkedOnlyWhereQueued(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	root := repoRoot(t)
+	tmpl := loadTemplate(t, filepath.Join(root, "template.yaml"))
+	mk := loadSAMFunctions(t, filepath.Join(root, "infra", "sam.mk"))
+	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./functions/...")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		deps[f[0]] = f[1:]
+	}
+	const module, sqs = "github.com/storeadmin/adminapi/", "github.com/aws/aws-sdk-go-v2/service/sqs"
+	for id, dir := range mk {
+		fn := tmpl.functions[id]
+		if fn == nil {
+			continue // TestTemplate reports it
+		}
+		queued := slices.ContainsFunc(fn.env, func(v string) bool { return strings.HasSuffix(v, "_QUEUE_URL") })
+		d, ok := deps[module+dir]
+		if !ok {
+			t.Errorf("go list did not list %s", dir)
+			continue
+		}
+		switch links := slices.Contains(d, sqs); {
+		case queued && !links:
+			t.Errorf("%s (%s) has a queue URL but links no SQS client: open its deps with api.OpenWith(ctx, cfg, sqsqueue.Open)", id, dir)
+		case !queued && links:
+			t.Errorf("%s (%s) has no queue URL yet links the SQS client (%s), which slows its cold start", id, dir, sqs)
+		}
+	}
+}
+
+// api.Open, which links no SQS client, refuses a queue URL before it opens
+// anything: a function given one must be built with api.OpenWith.
+func TestOpenRefusesQueueURLWithoutSQS(t *testing.T) {
+	for _, cfg := range []config.Config{{QueueURL: "https://sqs.example/1/d"}, {ThemeImportQueueURL: "https://sqs.example/1/t"}} {
+		cfg.Store, cfg.DataDir = "embedded", t.TempDir()
+		if d, err := api.Open(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "QUEUE_URL is set") {
+			if d != nil {
+				d.Store.Close()
+			}
+			t.Errorf("api.Open with %+v: %v, want the queue URL refused", cfg, err)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, "store.db")); err == nil {
+			t.Errorf("api.Open opened the store before refusing the queue URL")
+		}
+	}
 }

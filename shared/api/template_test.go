@@ -528,6 +528,7 @@ type template struct {
 
 type function struct {
 	codeURI, buildMethod string
+	env                  []string      // the names of its own environment variables
 	events               []event       // HttpApi events only
 	sources              []sourceEvent // every other event
 }
@@ -586,6 +587,11 @@ func loadTemplate(t *testing.T, path string) *template {
 		}
 		if fn.codeURI == "" {
 			fn.codeURI = scalar(globalCodeURI)
+		}
+		if vars := get(res, "Properties", "Environment", "Variables"); vars != nil && vars.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(vars.Content); j += 2 {
+				fn.env = append(fn.env, vars.Content[j].Value)
+			}
 		}
 		if events := get(res, "Properties", "Events"); events != nil {
 			addEvents(fn, events, apis)

@@ -9,7 +9,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/queue"
-	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -28,14 +28,14 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 		for i := range ev.Records {
 			go func() {
 				defer func() { done <- struct{}{} }()
-				out, err := d.Deliver(ctx, batch, sqsqueue.FromLambda(ev.Records[i]))
+				out, err := d.Deliver(ctx, batch, sqsevent.FromLambda(ev.Records[i]))
 				switch {
 				case err != nil:
 					slog.Error("delivery attempt failed", "message", ev.Records[i].MessageId, "error", err.Error())
 					retry[i] = true
 				case out.Retry:
 					retry[i] = true
-					if err := q.Retry(ctx, sqsqueue.FromLambda(ev.Records[i]), out.After); err != nil {
+					if err := q.Retry(ctx, sqsevent.FromLambda(ev.Records[i]), out.After); err != nil {
 						slog.Error("delivery retry failed", "message", ev.Records[i].MessageId, "error", err.Error())
 					}
 				}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
 )
 
 // SQS limits.
@@ -40,15 +42,15 @@ const (
 	maxVisibility = 12 * 60 * 60 // seconds
 )
 
-// The message attribute marking a base64-encoded body.
+// The message attribute marking a base64-encoded body (sqsevent reads it).
 const (
-	attrEncoding = "body-encoding"
-	encBase64    = "base64"
+	attrEncoding = sqsevent.AttrEncoding
+	encBase64    = sqsevent.EncBase64
 )
 
 // Queue is a queue.Queue on one SQS queue.
 type Queue struct {
-	sqs        *sqs.Client
+	client     func() (*sqs.Client, error)
 	url        string
 	visibility int32 // seconds
 }
@@ -62,7 +64,17 @@ var (
 // queue.DefaultVisibility for its receives. The client is created once
 // (NewClient) and shared.
 func New(client *sqs.Client, queueURL string) *Queue {
-	return &Queue{sqs: client, url: queueURL, visibility: seconds(queue.DefaultVisibility, maxVisibility)}
+	return &Queue{client: func() (*sqs.Client, error) { return client, nil }, url: queueURL,
+		visibility: seconds(queue.DefaultVisibility, maxVisibility)}
+}
+
+// Open is New with the client NewClient makes (for endpoint) on the
+// queue's first call, so that a function that may send loads no AWS
+// configuration in its cold start; a failed load fails every call. It is
+// the api.SQS of the functions with a queue.
+func Open(endpoint, queueURL string) queue.Queue {
+	client := sync.OnceValues(func() (*sqs.Client, error) { return NewClient(context.Background(), endpoint) })
+	return &Queue{client: client, url: queueURL, visibility: seconds(queue.DefaultVisibility, maxVisibility)}
 }
 
 // UseVisibility sets the receives' visibility timeout (rounded up to whole
@@ -172,8 +184,12 @@ func (q *Queue) Send(ctx context.Context, bodies ...[]byte) error {
 }
 
 func (q *Queue) sendBatch(ctx context.Context, batch []types.SendMessageBatchRequestEntry) error {
+	c, err := q.client()
+	if err != nil {
+		return fmt.Errorf("sqsqueue: send: %w", err)
+	}
 	for attempt := 1; len(batch) > 0; attempt++ {
-		out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: batch})
+		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: batch})
 		if err != nil {
 			return fmt.Errorf("sqsqueue: send: %w", unavailable(err))
 		}
@@ -215,9 +231,13 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 	if max < 1 {
 		return nil, fmt.Errorf("sqsqueue: receive max %d", max)
 	}
+	c, err := q.client()
+	if err != nil {
+		return nil, fmt.Errorf("sqsqueue: receive: %w", err)
+	}
 	deadline := time.Now().Add(wait)
 	for {
-		out, err := q.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    &q.url,
 			MaxNumberOfMessages:         int32(min(max, queue.MaxReceive)),
 			VisibilityTimeout:           q.visibility,
@@ -239,7 +259,7 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 				if a, ok := m.MessageAttributes[attrEncoding]; ok {
 					enc = aws.ToString(a.StringValue)
 				}
-				msgs[i] = message(aws.ToString(m.MessageId), aws.ToString(m.ReceiptHandle),
+				msgs[i] = sqsevent.Message(aws.ToString(m.MessageId), aws.ToString(m.ReceiptHandle),
 					aws.ToString(m.Body), enc, m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 			}
 			return msgs, nil
@@ -247,36 +267,16 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]que
 	}
 }
 
-func message(id, receipt, body, enc, count string) queue.Message {
-	m := queue.Message{ID: id, Receipt: receipt, Body: []byte(body)}
-	if enc == encBase64 {
-		if b, err := base64.StdEncoding.DecodeString(body); err == nil {
-			m.Body = b
-		}
-	}
-	m.Attempt, _ = strconv.Atoi(count)
-	if m.Attempt < 1 {
-		m.Attempt = 1
-	}
-	return m
-}
-
-// FromLambda is the message of an SQS event record, for a Lambda consumer
-// that acks and retries through a Queue on the same queue. Note that the
-// event source mapping deletes every message of a batch the function
-// reports as processed: a message it retries must be reported in
-// batchItemFailures (ReportBatchItemFailures), or its Retry is undone.
-func FromLambda(r events.SQSMessage) queue.Message {
-	var enc string
-	if a, ok := r.MessageAttributes[attrEncoding]; ok && a.StringValue != nil {
-		enc = *a.StringValue
-	}
-	return message(r.MessageId, r.ReceiptHandle, r.Body, enc, r.Attributes["ApproximateReceiveCount"])
-}
+// FromLambda is sqsevent.FromLambda.
+func FromLambda(r events.SQSMessage) queue.Message { return sqsevent.FromLambda(r) }
 
 // Ack deletes the message with DeleteMessage.
 func (q *Queue) Ack(ctx context.Context, m queue.Message) error {
-	_, err := q.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: &m.Receipt})
+	c, err := q.client()
+	if err != nil {
+		return fmt.Errorf("sqsqueue: ack %s: %w", m.ID, err)
+	}
+	_, err = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: &m.Receipt})
 	if err := stale(err); err != nil {
 		return fmt.Errorf("sqsqueue: ack %s: %w", m.ID, err)
 	}
@@ -289,13 +289,20 @@ func (q *Queue) Ack(ctx context.Context, m queue.Message) error {
 // AckAll deletes the messages with DeleteMessageBatch, ten per request.
 func (q *Queue) AckAll(ctx context.Context, ms []queue.Message) []error {
 	errs := make([]error, len(ms))
+	c, err := q.client()
+	if err != nil {
+		for i := range ms {
+			errs[i] = fmt.Errorf("sqsqueue: ack %s: %w", ms[i].ID, err)
+		}
+		return errs
+	}
 	for start := 0; start < len(ms); start += maxBatch {
 		batch := ms[start:min(start+maxBatch, len(ms))]
 		entries := make([]types.DeleteMessageBatchRequestEntry, len(batch))
 		for i := range batch {
 			entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(start + i)), ReceiptHandle: aws.String(batch[i].Receipt)}
 		}
-		out, err := q.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q.url, Entries: entries})
+		out, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q.url, Entries: entries})
 		if err != nil {
 			for i := range batch {
 				errs[start+i] = fmt.Errorf("sqsqueue: ack %s: %w", batch[i].ID, err)
@@ -321,7 +328,11 @@ func (q *Queue) AckAll(ctx context.Context, ms []queue.Message) []error {
 // whole seconds (ChangeMessageVisibility; SQS counts its 12 h maximum from
 // the first receive and rejects a change beyond it).
 func (q *Queue) Retry(ctx context.Context, m queue.Message, after time.Duration) error {
-	_, err := q.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+	c, err := q.client()
+	if err != nil {
+		return fmt.Errorf("sqsqueue: retry %s: %w", m.ID, err)
+	}
+	_, err = c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl:          &q.url,
 		ReceiptHandle:     &m.Receipt,
 		VisibilityTimeout: seconds(after, maxVisibility),

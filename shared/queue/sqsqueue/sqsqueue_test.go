@@ -1,7 +1,10 @@
 package sqsqueue_test
 
 import (
+	"context"
 	"encoding/base64"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -39,5 +42,30 @@ func TestFromLambda(t *testing.T) {
 		if got.ID != c.want.ID || got.Receipt != c.want.Receipt || string(got.Body) != string(c.want.Body) || got.Attempt != c.want.Attempt {
 			t.Errorf("FromLambda(%+v) = %+v, want %+v", c.r, got, c.want)
 		}
+	}
+}
+
+// Open loads the AWS configuration on the queue's first call, not when it
+// is opened (a cold start), and a failed load fails each call.
+func TestOpenLoadsConfigOnFirstCall(t *testing.T) {
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "config"))
+	t.Setenv("AWS_PROFILE", "no-such-profile")
+	q := sqsqueue.Open("", "https://sqs.us-east-1.amazonaws.com/1/q") // a load now would fail
+	ctx := context.Background()
+	if err := q.Send(ctx, []byte("x")); err == nil || !strings.Contains(err.Error(), "no-such-profile") {
+		t.Errorf("Send: %v, want the failed load", err)
+	}
+	if _, err := q.Receive(ctx, 1, 0); err == nil {
+		t.Error("Receive: no error after a failed load")
+	}
+	m := queue.Message{ID: "1", Receipt: "r"}
+	if err := q.Ack(ctx, m); err == nil {
+		t.Error("Ack: no error after a failed load")
+	}
+	if err := q.Retry(ctx, m, 0); err == nil {
+		t.Error("Retry: no error after a failed load")
+	}
+	if errs := q.(queue.Acker).AckAll(ctx, []queue.Message{m, m}); errs[0] == nil || errs[1] == nil {
+		t.Errorf("AckAll: %v, want an error for each", errs)
 	}
 }
