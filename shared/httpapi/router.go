@@ -75,24 +75,29 @@ const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
 
 // Router serves a set of routes under the conventions.
 type Router struct {
-	mux    *http.ServeMux
-	pages  *http.ServeMux // nil when no route is a page
-	public *http.ServeMux // the Public routes, matched before anything else
-	// tails holds the routes whose path ends in a word (/web/redirects/count,
-	// /web/blogs/{blog_id}/articles/count), and tailWords those words: a
-	// request ending in one is asked of tails before a wildcard route of
-	// another method can take the word for an id.
-	tails     *http.ServeMux
+	// pages serves the page routes, public the Public ones (matched before
+	// anything else); both are built on first use, and nil without such
+	// routes.
+	pages, public func() *http.ServeMux
+	// shards hold the other routes by their path's second segment (the
+	// "redirects" of /web/redirects/{id}.json), which a request's path must
+	// spell to match one; each builds its muxes on the first request for
+	// it. A cold start then registers only the patterns it needs:
+	// ServeMux records each pattern's caller as it registers it, and every
+	// group's patterns took ShopifyPathsFunction milliseconds. When some
+	// route's first two segments are not both literal, every route is in
+	// one shard, "" (oneShard).
+	shards   map[string]*shard
+	oneShard bool
+	// tailWords are the last segments of the routes whose path ends in a
+	// word (/web/redirects/count, /web/blogs/{blog_id}/articles/count): a
+	// request ending in one is asked of its shard's tails before a
+	// wildcard route of another method can take the word for an id.
 	tailWords map[string]bool
 	identity  Identity
 	limiter   ratelimit.Limiter
 	clock     clock.Clock // which API versions exist (shopify.go)
 	routes    []Route
-	// aliases are the Shopify forms of the routes' paths (shopify.go),
-	// built on the first request that needs them: a group's function, which
-	// API Gateway sends only its own paths, never does, and so never pays
-	// for them in its cold start.
-	aliases func() *aliases
 	// Base gives the public base URL of a request ("https://api.example.com"),
 	// which BaseURL hands to handlers for the absolute URLs they answer;
 	// "" (or a nil Base) makes those URLs relative. The composition root
@@ -122,53 +127,124 @@ func (rt *Router) log() *slog.Logger {
 // and every authenticated call spends one call of the app's bucket (a nil
 // limiter lets every call through). clk is the service's clock.
 func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, routes []Route) *Router {
-	rt := &Router{mux: http.NewServeMux(), tails: http.NewServeMux(), tailWords: map[string]bool{},
+	rt := &Router{shards: map[string]*shard{}, tailWords: map[string]bool{},
 		identity: identity, limiter: limiter, clock: clk, routes: routes}
-	rt.aliases = sync.OnceValue(func() *aliases {
-		a := newAliases()
-		for _, route := range routes {
-			if !route.Page && !route.Public {
-				a.add(route.Method, route.Path)
-			}
-		}
-		return a
-	})
+	var api, pages, public []*Route
 	for i := range routes {
 		route := routes[i]
 		if route.Page {
 			if strings.HasSuffix(route.Path, ".json") || route.Scope != admin.ScopeNone {
 				panic(fmt.Sprintf("httpapi: page %s ends in .json or has a scope", route.Path))
 			}
-			if rt.pages == nil {
-				rt.pages = http.NewServeMux()
-				rt.handle(rt.pages, "/", notServed(rt.pages))
-			}
-			rt.handle(rt.pages, route.Method+" "+route.Path, rt.wrapPage(&route))
+			pages = append(pages, &route)
 			continue
 		}
 		if route.Public {
 			if route.Method != http.MethodGet {
 				panic(fmt.Sprintf("httpapi: public route %s %s: only GET routes may be public", route.Method, route.Path))
 			}
-			if rt.public == nil {
-				rt.public = http.NewServeMux()
-			}
-			rt.handle(rt.public, route.Method+" "+route.Path, rt.wrapPublic(&route))
+			public = append(public, &route)
 			continue
 		}
 		pattern, ok := strings.CutSuffix(route.Path, ".json")
 		if !ok {
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
-		rt.handle(rt.mux, route.Method+" "+pattern, rt.wrap(&route))
+		if root, word := segment(pattern, 0), segment(pattern, 1); root == "" || word == "" || strings.Contains(root+word, "{") {
+			rt.oneShard = true
+		}
 		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
-			rt.handle(rt.tails, route.Method+" "+pattern, http.NotFoundHandler())
 			rt.tailWords[last] = true
+		}
+		api = append(api, &route)
+	}
+	for _, route := range api {
+		key := rt.shardKey(strings.TrimSuffix(route.Path, ".json"))
+		sh := rt.shards[key]
+		if sh == nil {
+			sh = &shard{}
+			sh.muxes = sync.OnceValue(func() *muxes { return rt.build(sh.routes) })
+			sh.aliases = sync.OnceValue(func() *aliases { return buildAliases(sh.routes) })
+			rt.shards[key] = sh
+		}
+		sh.routes = append(sh.routes, route)
+	}
+	if pages != nil {
+		rt.pages = sync.OnceValue(func() *http.ServeMux {
+			mux := http.NewServeMux()
+			rt.handle(mux, "/", notServed(mux))
+			for _, route := range pages {
+				rt.handle(mux, route.Method+" "+route.Path, rt.wrapPage(route))
+			}
+			return mux
+		})
+	}
+	if public != nil {
+		rt.public = sync.OnceValue(func() *http.ServeMux {
+			mux := http.NewServeMux()
+			for _, route := range public {
+				rt.handle(mux, route.Method+" "+route.Path, rt.wrapPublic(route))
+			}
+			return mux
+		})
+	}
+	return rt
+}
+
+// shard is the routes of one second segment, and their muxes and Shopify
+// forms (shopify.go), each built when first needed: a group's function,
+// which API Gateway sends only its own paths, never needs the forms.
+type shard struct {
+	routes  []*Route
+	muxes   func() *muxes
+	aliases func() *aliases
+}
+
+// muxes are a shard's ServeMuxes: mux serves its routes; tails holds
+// those whose path ends in a word (see tailWords).
+type muxes struct{ mux, tails *http.ServeMux }
+
+func (rt *Router) build(routes []*Route) *muxes {
+	m := &muxes{mux: http.NewServeMux(), tails: http.NewServeMux()}
+	for _, route := range routes {
+		pattern := strings.TrimSuffix(route.Path, ".json")
+		rt.handle(m.mux, route.Method+" "+pattern, rt.wrap(route))
+		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
+			rt.handle(m.tails, route.Method+" "+pattern, http.NotFoundHandler())
 		}
 	}
 	// Everything else is 405 on a served path, 404 on an unknown one.
-	rt.handle(rt.mux, "/", notServed(rt.mux))
-	return rt
+	rt.handle(m.mux, "/", notServed(m.mux))
+	return m
+}
+
+// shardKey is the key of the shard that may serve path (a route's or a
+// request's, without .json).
+func (rt *Router) shardKey(path string) string {
+	if rt.oneShard {
+		return ""
+	}
+	return segment(path, 1)
+}
+
+// muxesFor returns the muxes of the shard that may serve path (without
+// .json), nil when no route can.
+func (rt *Router) muxesFor(path string) *muxes {
+	sh := rt.shards[rt.shardKey(path)]
+	if sh == nil {
+		return nil
+	}
+	return sh.muxes()
+}
+
+// segment returns path's i-th segment ("" when it has none).
+func segment(path string, i int) string {
+	rest := strings.TrimPrefix(path, "/")
+	for ; i > 0; i-- {
+		_, rest, _ = strings.Cut(rest, "/")
+	}
+	seg, _, _ := strings.Cut(rest, "/")
+	return seg
 }
 
 // routed marks the handlers registered on the router's muxes, so that
@@ -248,11 +324,11 @@ func allowed(mux *http.ServeMux, r *http.Request) []string {
 // PUT /com/countries/1/provinces/count). Only a path ending in a route's
 // word asks the tails mux, once; its methods are probed only when it is
 // shadowed or unknown.
-func (rt *Router) shadowed(w http.ResponseWriter, r *http.Request) bool {
-	if !rt.tailWords[r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]] || matches(rt.tails, r) {
+func (rt *Router) shadowed(m *muxes, w http.ResponseWriter, r *http.Request) bool {
+	if !rt.tailWords[r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]] || matches(m.tails, r) {
 		return false
 	}
-	allow := allowed(rt.tails, r)
+	allow := allowed(m.tails, r)
 	if len(allow) == 0 || slices.Contains(allow, r.Method) {
 		return false
 	}
@@ -287,15 +363,15 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if rt.public != nil && Clean(r.URL.Path) && matches(rt.public, r) {
-		rt.public.ServeHTTP(w, r) // ServeHTTP sets the path values
+	if rt.public != nil && Clean(r.URL.Path) && matches(rt.public(), r) {
+		rt.public().ServeHTTP(w, r) // ServeHTTP sets the path values
 		return
 	}
 	stripped, isJSON := strings.CutSuffix(r.URL.Path, ".json")
 	if !isJSON && rt.pages != nil && Clean(r.URL.Path) {
 		// Only the page routes answer paths without .json; every API
 		// route stays behind the token.
-		serve(rt.pages, w, r)
+		serve(rt.pages(), w, r)
 		return
 	}
 	if !isJSON || !Clean(stripped) {
@@ -308,10 +384,15 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	u.Path, u.RawPath = stripped, ""
 	r2.URL = &u
-	if rt.shadowed(w, r2) {
+	m := rt.muxesFor(stripped)
+	if m == nil {
+		Error(w, r2, admin.NotFound) // no route has its second segment
 		return
 	}
-	serve(rt.mux, w, r2)
+	if rt.shadowed(m, w, r2) {
+		return
+	}
+	serve(m.mux, w, r2)
 }
 
 // Clean reports whether a request path is in its one canonical spelling: no

@@ -41,9 +41,28 @@ type roots struct{ names []string }
 
 func (*roots) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
-func newAliases() *aliases {
-	return &aliases{byMethod: http.NewServeMux(), byPath: http.NewServeMux(),
+// buildAliases makes the aliases of a shard's routes.
+func buildAliases(routes []*Route) *aliases {
+	a := &aliases{byMethod: http.NewServeMux(), byPath: http.NewServeMux(),
 		methodRoots: map[string]*roots{}, pathRoots: map[string]*roots{}}
+	for _, route := range routes {
+		a.add(route.Method, route.Path)
+	}
+	return a
+}
+
+// aliasesFor returns the aliases that may serve rest (a path without its
+// root and .json, "/pages/1"): its shard's, nil when no route can.
+func (rt *Router) aliasesFor(rest string) *aliases {
+	key := ""
+	if !rt.oneShard {
+		key = segment(rest, 0)
+	}
+	sh := rt.shards[key]
+	if sh == nil {
+		return nil
+	}
+	return sh.aliases()
 }
 
 // add records a route's path ("/web/pages/{id}.json").
@@ -72,6 +91,9 @@ func (a *aliases) add(method, path string) {
 // it serves rest for method, else the first root that does, else the
 // first that serves rest for another method.
 func (a *aliases) root(method, rest, prefer string) string {
+	if a == nil {
+		return ""
+	}
 	probe := &http.Request{Method: method, URL: &url.URL{Path: rest}}
 	for _, mux := range []*http.ServeMux{a.byMethod, a.byPath} {
 		if h, pattern := mux.Handler(probe); pattern != "" {
@@ -90,6 +112,9 @@ func (a *aliases) root(method, rest, prefer string) string {
 
 // servedAt reports whether some route serves rest at root, for any method.
 func (a *aliases) servedAt(rest, root string) bool {
+	if a == nil {
+		return false
+	}
 	h, pattern := a.byPath.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: rest}})
 	rs, ok := h.(*roots)
 	return pattern != "" && ok && slices.Contains(rs.names, root)
@@ -99,7 +124,11 @@ func (a *aliases) servedAt(rest, root string) bool {
 // path (without .json): the spec's /admin routes, found without building
 // the aliases, which a function then never needs.
 func (rt *Router) servesOwn(method, path string) bool {
-	h, pattern := rt.mux.Handler(&http.Request{Method: method, URL: &url.URL{Path: path}})
+	m := rt.muxesFor(path)
+	if m == nil {
+		return false
+	}
+	h, pattern := m.mux.Handler(&http.Request{Method: method, URL: &url.URL{Path: path}})
 	_, ok := h.(routed)
 	return ok && pattern != "/"
 }
@@ -141,7 +170,7 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 		called, rest, version = "/admin/api/"+v+"/", "/"+tail, v
 	}
 	stripped, ok := strings.CutSuffix(rest, ".json")
-	if version == "" && (!ok || rt.servesOwn(r.Method, "/admin"+stripped) || rt.aliases().servedAt(stripped, "admin")) {
+	if version == "" && (!ok || rt.servesOwn(r.Method, "/admin"+stripped) || rt.aliasesFor(stripped).servedAt(stripped, "admin")) {
 		// A path the spec serves at /admin keeps its meaning, every method
 		// included (PUT /admin/countries/{id}.json stays 405): only paths
 		// it does not serve there are Shopify's unversioned form.
@@ -149,7 +178,7 @@ func (rt *Router) shopifyForm(w http.ResponseWriter, r *http.Request) (*http.Req
 	}
 	root := ""
 	if ok {
-		root = rt.aliases().root(r.Method, stripped, "admin")
+		root = rt.aliasesFor(stripped).root(r.Method, stripped, "admin")
 	}
 	if root == "" {
 		Error(w, r, admin.NotFound)
