@@ -23,9 +23,13 @@ import (
 const IndexVersion = 2 // 2: script tags, webhooks, comments', collections', articles' and metafields' entries
 
 // indexers rebuild every record type whose index keys or entries a
-// version added.
-var indexers = []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer, scripttags.Indexer, webhooks.Indexer,
-	collection.Indexer, smartcollections.Indexer, articles.Indexer, metafields.Indexer}
+// version added. A function, not a variable: a variable's initializer would
+// link every type's indexing into every Lambda function, which never
+// reindexes (binary size is cold-start time).
+func indexers() []records.Indexer {
+	return []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer, scripttags.Indexer, webhooks.Indexer,
+		collection.Indexer, smartcollections.Indexer, articles.Indexer, metafields.Indexer}
+}
 
 // indexVersionKey holds the IndexVersion a store's index was last brought
 // up to (n_version).
@@ -45,7 +49,7 @@ func Reindex(ctx context.Context, st store.Store) (bool, error) {
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return false, err
 	}
-	if err := records.Reindex(ctx, st, indexers...); err != nil {
+	if err := records.Reindex(ctx, st, indexers()...); err != nil {
 		return false, err
 	}
 	mark := store.Item{PK: indexVersionKey.PK, SK: indexVersionKey.SK, Version: 1, Nums: map[string]int64{"version": IndexVersion}}

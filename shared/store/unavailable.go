@@ -7,6 +7,7 @@ import (
 	"errors"
 	mrand "math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -210,17 +211,19 @@ func withToken(ctx context.Context) context.Context {
 	if RequestToken(ctx) != "" {
 		return ctx
 	}
-	return WithRequestToken(ctx, tokenPrefix+strconv.FormatUint(tokenSeq.Add(1), 36))
+	return WithRequestToken(ctx, tokenPrefix()+strconv.FormatUint(tokenSeq.Add(1), 36))
 }
 
 // Request tokens are unique per process (a random prefix) and within it
-// (a sequence): made cheaply, since every transaction gets one.
+// (a sequence): made cheaply, since every transaction gets one. The prefix
+// is drawn on first use, not at init: a cold start that answers before any
+// transaction never pays for crypto/rand's first read.
 var (
-	tokenPrefix = func() string {
+	tokenPrefix = sync.OnceValue(func() string {
 		var b [8]byte
 		rand.Read(b[:])
 		return hex.EncodeToString(b[:]) + "-"
-	}()
+	})
 	tokenSeq atomic.Uint64
 )
 
