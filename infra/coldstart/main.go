@@ -9,9 +9,11 @@
 // binaries in a shuffled order, so a busy moment of the machine falls on
 // all of them; the report is each binary's median over the hello world's.
 //
-//	go run ./infra/coldstart [-rounds 30] [-max 1.15] [function dirs...]
+//	go run ./infra/coldstart [-rounds 30] [-max 1.15] [function dirs or binaries...]
 //
-// make bench runs it; -max makes a ratio above it fail the run.
+// make bench runs it; -max makes a ratio above it fail the run. An argument
+// that is a file is taken as a binary already built (say, from another
+// commit, built as build does), to compare with this tree's in one run.
 package main
 
 import (
@@ -30,13 +32,52 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/platform"
 )
 
-// event is the first invocation: a GET of a route's path without a token.
-const event = `{"version":"2.0","routeKey":"$default","rawPath":"/web/redirects/count.json","rawQueryString":"",` +
-	`"headers":{"host":"api.example.com"},"requestContext":{"accountId":"1","apiId":"a","domainName":"api.example.com",` +
-	`"http":{"method":"GET","path":"/web/redirects/count.json","protocol":"HTTP/1.1","sourceIp":"127.0.0.1","userAgent":"coldstart"},` +
-	`"requestId":"r","routeKey":"$default","stage":"$default","time":"27/Nov/2026:00:00:00 +0000","timeEpoch":1795737600000},"isBase64Encoded":false}`
+// event is the first invocation: method path without a token.
+func event(method, path string) string {
+	return fmt.Sprintf(`{"version":"2.0","routeKey":"$default","rawPath":%q,"rawQueryString":"",`+
+		`"headers":{"host":"api.example.com"},"requestContext":{"accountId":"1","apiId":"a","domainName":"api.example.com",`+
+		`"http":{"method":%q,"path":%q,"protocol":"HTTP/1.1","sourceIp":"127.0.0.1","userAgent":"coldstart"},`+
+		`"requestId":"r","routeKey":"$default","stage":"$default","time":"27/Nov/2026:00:00:00 +0000","timeEpoch":1795737600000},"isBase64Encoded":false}`,
+		path, method, path)
+}
+
+// firstRequest is what a binary is sent: a route of its own group (the
+// first that is neither a page nor public, wildcards as 1), which answers
+// 401 before any store call and builds what serving the route needs; for
+// shopify-paths a route in Shopify's versioned form, the only form API
+// Gateway sends it. A binary of no group (the hello world) gets
+// /web/redirects/count.json.
+func firstRequest(name string) (method, path string) {
+	shopify := name == "shopify-paths"
+	for _, g := range api.Groups {
+		if g.Name != name && !(shopify && g.Name == api.Redirects.Name) {
+			continue
+		}
+		for _, r := range g.Routes(&platform.Deps{}) {
+			if r.Page || r.Public {
+				continue
+			}
+			segs := strings.Split(r.Path, "/")
+			for i, s := range segs {
+				if strings.HasPrefix(s, "{") {
+					segs[i] = "1" + s[strings.IndexByte(s, '}')+1:]
+				}
+			}
+			path := strings.Join(segs, "/")
+			if shopify {
+				path = "/admin/api/" + admin.LatestVersion(time.Now()) + "/" + strings.Join(segs[2:], "/")
+			}
+			return r.Method, path
+		}
+	}
+	return http.MethodGet, "/web/redirects/count.json"
+}
 
 func main() {
 	rounds := flag.Int("rounds", 30, "interleaved rounds")
@@ -52,10 +93,20 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 	bins := map[string]string{"hello": build(tmp, "infra/coldstart/hello")}
+	events := map[string]string{"hello": event(firstRequest("hello"))}
 	names := []string{"hello"}
 	for _, d := range dirs {
-		bins[filepath.Base(d)] = build(tmp, d)
-		names = append(names, filepath.Base(d))
+		name := filepath.Base(d)
+		if fi, err := os.Stat(d); err == nil && fi.Mode().IsRegular() {
+			name = d
+			if bins[name], err = filepath.Abs(d); err != nil {
+				log.Fatal(err)
+			}
+		} else {
+			bins[name] = build(tmp, d)
+		}
+		names = append(names, name)
+		events[name] = event(firstRequest(filepath.Base(d)))
 	}
 
 	rt := newRuntime()
@@ -69,20 +120,27 @@ func main() {
 		order := slices.Clone(names)
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, n := range order {
-			d, err := rt.invoke(bins[n], ln.Addr().String())
+			d, body, err := rt.invoke(bins[n], events[n], ln.Addr().String())
 			if err != nil {
 				log.Fatalf("%s: %v", n, err)
+			}
+			if n != "hello" && !strings.Contains(body, `"statusCode":401`) {
+				log.Fatalf("%s: the first request was not answered 401 (the route's own answer before any store call): %s", n, body)
 			}
 			times[n] = append(times[n], d)
 		}
 	}
 	base := median(times["hello"])
 	failed := false
-	fmt.Printf("%-20s %10s %6s\n", "binary", "median", "ratio")
+	width := 20
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	fmt.Printf("%-*s %10s %6s\n", width, "binary", "median", "ratio")
 	for _, n := range names {
 		m := median(times[n])
 		ratio := float64(m) / float64(base)
-		fmt.Printf("%-20s %10s %6.2f\n", n, m.Round(10*time.Microsecond), ratio)
+		fmt.Printf("%-*s %10s %6.2f\n", width, n, m.Round(10*time.Microsecond), ratio)
 		if *limit > 0 && ratio > *limit {
 			failed = true
 		}
@@ -107,8 +165,9 @@ func build(tmp, dir string) string {
 // runtime is the fake Lambda Runtime API: it hands out one event per
 // process and reports when its answer came back.
 type runtime struct {
-	mu   sync.Mutex
-	done chan answer
+	mu    sync.Mutex
+	event string // the running binary's
+	done  chan answer
 }
 
 type answer struct {
@@ -126,7 +185,7 @@ func (rt *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Lambda-Runtime-Aws-Request-Id", "req-1")
 		h.Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(time.Minute).UnixMilli()))
 		h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:1:function:coldstart")
-		_, _ = io.WriteString(w, event)
+		_, _ = io.WriteString(w, rt.event)
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/response"):
 		b, _ := io.ReadAll(r.Body)
 		rt.done <- answer{at: time.Now(), body: string(b)}
@@ -141,9 +200,10 @@ func (rt *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // invoke starts bin, waits for its first answer and stops it.
-func (rt *runtime) invoke(bin, addr string) (time.Duration, error) {
+func (rt *runtime) invoke(bin, event, addr string) (time.Duration, string, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	rt.event = event
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=" + addr, "AWS_LAMBDA_FUNCTION_NAME=coldstart", "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "TABLE_NAME=coldstart", "AWS_EC2_METADATA_DISABLED=true",
@@ -152,17 +212,17 @@ func (rt *runtime) invoke(bin, addr string) (time.Duration, error) {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	select {
 	case a := <-rt.done:
 		if a.err {
-			return 0, fmt.Errorf("the first invocation failed: %s\n%s", a.body, stderr.String())
+			return 0, "", fmt.Errorf("the first invocation failed: %s\n%s", a.body, stderr.String())
 		}
-		return a.at.Sub(start), nil
+		return a.at.Sub(start), a.body, nil
 	case <-time.After(20 * time.Second):
-		return 0, fmt.Errorf("no answer in 20 s\n%s", stderr.String())
+		return 0, "", fmt.Errorf("no answer in 20 s\n%s", stderr.String())
 	}
 }
 
