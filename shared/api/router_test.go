@@ -14,6 +14,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
 
@@ -131,5 +132,15 @@ func TestUnknownPathsAreJSONNotRedirects(t *testing.T) {
 	r := e.DoAs("", "GET", mainTheme+"/assets/a.css", nil).Expect(t, 200)
 	if string(r.Body) != "a{}" {
 		t.Errorf("the file: %s", r.Body)
+	}
+}
+
+// The router matches routes itself (httpapi's table) and so never sees the
+// routes ServeMux would refuse together; every group's routes, all served
+// by ShopifyPathsFunction and the local runner, must not be such.
+func TestRoutesServeTogether(t *testing.T) {
+	e := apitest.New(t, apitest.OpenEmbedded(t))
+	if err := httpapi.CheckRoutes(api.Handler(&api.Deps{Deps: e.Deps}, api.Groups...).Routes()); err != nil {
+		t.Error(err)
 	}
 }

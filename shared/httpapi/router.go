@@ -6,10 +6,11 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -129,42 +130,42 @@ func (rt *Router) log() *slog.Logger {
 func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, routes []Route) *Router {
 	rt := &Router{shards: map[string]*shard{}, tailWords: map[string]bool{},
 		identity: identity, limiter: limiter, clock: clk, routes: routes}
-	var api, pages, public []*Route
+	api := make([]*Route, 0, len(routes))
+	var pages, public []*Route
 	for i := range routes {
-		route := routes[i]
+		route := &routes[i] // the routes are the router's (Routes), never changed
 		if route.Page {
 			if strings.HasSuffix(route.Path, ".json") || route.Scope != admin.ScopeNone {
 				panic(fmt.Sprintf("httpapi: page %s ends in .json or has a scope", route.Path))
 			}
-			pages = append(pages, &route)
+			pages = append(pages, route)
 			continue
 		}
 		if route.Public {
 			if route.Method != http.MethodGet {
 				panic(fmt.Sprintf("httpapi: public route %s %s: only GET routes may be public", route.Method, route.Path))
 			}
-			public = append(public, &route)
+			public = append(public, route)
 			continue
 		}
 		pattern, ok := strings.CutSuffix(route.Path, ".json")
 		if !ok {
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
-		if root, word := segment(pattern, 0), segment(pattern, 1); root == "" || word == "" || strings.Contains(root+word, "{") {
+		if root, word := segment(pattern, 0), segment(pattern, 1); root == "" || word == "" ||
+			strings.Contains(root, "{") || strings.Contains(word, "{") {
 			rt.oneShard = true
 		}
 		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
 			rt.tailWords[last] = true
 		}
-		api = append(api, &route)
+		api = append(api, route)
 	}
 	for _, route := range api {
 		key := rt.shardKey(strings.TrimSuffix(route.Path, ".json"))
 		sh := rt.shards[key]
 		if sh == nil {
 			sh = &shard{}
-			sh.muxes = sync.OnceValue(func() *muxes { return rt.build(sh.routes) })
-			sh.aliases = sync.OnceValue(func() *aliases { return buildAliases(sh.routes) })
 			rt.shards[key] = sh
 		}
 		sh.routes = append(sh.routes, route)
@@ -195,27 +196,41 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, ro
 // forms (shopify.go), each built when first needed: a group's function,
 // which API Gateway sends only its own paths, never needs the forms.
 type shard struct {
-	routes  []*Route
-	muxes   func() *muxes
-	aliases func() *aliases
+	routes             []*Route
+	muxOnce, aliasOnce sync.Once
+	muxes              *muxes
+	aliases            *aliases
 }
 
-// muxes are a shard's ServeMuxes: mux serves its routes; tails holds
-// those whose path ends in a word (see tailWords).
-type muxes struct{ mux, tails *http.ServeMux }
+// muxes are a shard's tables (match.go): mux serves its routes; tails
+// holds those whose path ends in a word (see tailWords).
+type muxes struct{ mux, tails table }
 
 func (rt *Router) build(routes []*Route) *muxes {
-	m := &muxes{mux: http.NewServeMux(), tails: http.NewServeMux()}
+	m := &muxes{}
 	for _, route := range routes {
 		pattern := strings.TrimSuffix(route.Path, ".json")
-		rt.handle(m.mux, route.Method+" "+pattern, rt.wrap(route))
+		m.mux.add(route.Method, pattern, rt.wrap(route))
 		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
-			rt.handle(m.tails, route.Method+" "+pattern, http.NotFoundHandler())
+			m.tails.add(route.Method, pattern, http.NotFoundHandler())
 		}
 	}
-	// Everything else is 405 on a served path, 404 on an unknown one.
-	rt.handle(m.mux, "/", notServed(m.mux))
 	return m
+}
+
+// serveAPI serves r on the shard's routes: 405 with Allow when its path is
+// served with other methods, 404 for an unknown path. Neither needs a
+// token, as an unknown path never did.
+func serveAPI(t table, w http.ResponseWriter, r *http.Request) {
+	if e := t.match(r.Method, r.URL.Path); e != nil {
+		e.serve(w, r)
+		return
+	}
+	if allow := allowedIn(t, r.URL.Path); len(allow) > 0 {
+		notAllowed(w, r, allow)
+		return
+	}
+	Error(w, r, admin.NotFound)
 }
 
 // shardKey is the key of the shard that may serve path (a route's or a
@@ -234,7 +249,8 @@ func (rt *Router) muxesFor(path string) *muxes {
 	if sh == nil {
 		return nil
 	}
-	return sh.muxes()
+	sh.muxOnce.Do(func() { sh.muxes = rt.build(sh.routes) })
+	return sh.muxes
 }
 
 // segment returns path's i-th segment ("" when it has none).
@@ -325,10 +341,10 @@ func allowed(mux *http.ServeMux, r *http.Request) []string {
 // word asks the tails mux, once; its methods are probed only when it is
 // shadowed or unknown.
 func (rt *Router) shadowed(m *muxes, w http.ResponseWriter, r *http.Request) bool {
-	if !rt.tailWords[r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]] || matches(m.tails, r) {
+	if !rt.tailWords[r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]] || m.tails.match(r.Method, r.URL.Path) != nil {
 		return false
 	}
-	allow := allowed(m.tails, r)
+	allow := allowedIn(m.tails, r.URL.Path)
 	if len(allow) == 0 || slices.Contains(allow, r.Method) {
 		return false
 	}
@@ -392,7 +408,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.shadowed(m, w, r2) {
 		return
 	}
-	serve(m.mux, w, r2)
+	serveAPI(m.mux, w, r2)
 }
 
 // Clean reports whether a request path is in its one canonical spelling: no
@@ -587,8 +603,13 @@ func RequestToken(h http.Header) (string, bool) {
 	return token, token != ""
 }
 
+// newRequestID is 96 random bits from math/rand/v2 (ChaCha8, seeded by the
+// runtime from the kernel): as unique as crypto/rand's, all a request id
+// needs, without crypto/rand's first read (its getrandom state, about
+// 0.1 ms) in each cold start's first request.
 func newRequestID() string {
 	var b [12]byte
-	rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
 	return hex.EncodeToString(b[:])
 }

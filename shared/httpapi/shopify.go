@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -30,7 +29,7 @@ const (
 // without root and .json) is looked up with the method first, then without,
 // so that a path served for other methods answers 405 like the route's own.
 type aliases struct {
-	byMethod, byPath *http.ServeMux
+	byMethod, byPath table
 	methodRoots      map[string]*roots
 	pathRoots        map[string]*roots
 }
@@ -43,8 +42,7 @@ func (*roots) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 // buildAliases makes the aliases of a shard's routes.
 func buildAliases(routes []*Route) *aliases {
-	a := &aliases{byMethod: http.NewServeMux(), byPath: http.NewServeMux(),
-		methodRoots: map[string]*roots{}, pathRoots: map[string]*roots{}}
+	a := &aliases{methodRoots: map[string]*roots{}, pathRoots: map[string]*roots{}}
 	for _, route := range routes {
 		a.add(route.Method, route.Path)
 	}
@@ -62,7 +60,8 @@ func (rt *Router) aliasesFor(rest string) *aliases {
 	if sh == nil {
 		return nil
 	}
-	return sh.aliases()
+	sh.aliasOnce.Do(func() { sh.aliases = buildAliases(sh.routes) })
+	return sh.aliases
 }
 
 // add records a route's path ("/web/pages/{id}.json").
@@ -73,15 +72,16 @@ func (a *aliases) add(method, path string) {
 	}
 	rest = "/" + strings.TrimSuffix(rest, ".json")
 	for _, m := range []struct {
-		mux     *http.ServeMux
-		byKey   map[string]*roots
-		pattern string
-	}{{a.byMethod, a.methodRoots, method + " " + rest}, {a.byPath, a.pathRoots, rest}} {
-		rs := m.byKey[m.pattern]
+		t      *table
+		byKey  map[string]*roots
+		method string
+	}{{&a.byMethod, a.methodRoots, method}, {&a.byPath, a.pathRoots, ""}} {
+		key := m.method + " " + rest
+		rs := m.byKey[key]
 		if rs == nil {
 			rs = &roots{}
-			m.byKey[m.pattern] = rs
-			m.mux.Handle(m.pattern, rs)
+			m.byKey[key] = rs
+			m.t.add(m.method, rest, rs)
 		}
 		rs.names = append(rs.names, root)
 	}
@@ -94,17 +94,15 @@ func (a *aliases) root(method, rest, prefer string) string {
 	if a == nil {
 		return ""
 	}
-	probe := &http.Request{Method: method, URL: &url.URL{Path: rest}}
-	for _, mux := range []*http.ServeMux{a.byMethod, a.byPath} {
-		if h, pattern := mux.Handler(probe); pattern != "" {
-			if rs, ok := h.(*roots); ok {
-				for _, name := range rs.names {
-					if name == prefer {
-						return name
-					}
+	for _, t := range []table{a.byMethod, a.byPath} {
+		if e := t.match(method, rest); e != nil {
+			rs := e.h.(*roots)
+			for _, name := range rs.names {
+				if name == prefer {
+					return name
 				}
-				return rs.names[0]
 			}
+			return rs.names[0]
 		}
 	}
 	return ""
@@ -115,9 +113,8 @@ func (a *aliases) servedAt(rest, root string) bool {
 	if a == nil {
 		return false
 	}
-	h, pattern := a.byPath.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: rest}})
-	rs, ok := h.(*roots)
-	return pattern != "" && ok && slices.Contains(rs.names, root)
+	e := a.byPath.match(http.MethodGet, rest)
+	return e != nil && slices.Contains(e.h.(*roots).names, root)
 }
 
 // servesOwn reports whether a route of the router's own serves method at
@@ -128,9 +125,7 @@ func (rt *Router) servesOwn(method, path string) bool {
 	if m == nil {
 		return false
 	}
-	h, pattern := m.mux.Handler(&http.Request{Method: method, URL: &url.URL{Path: path}})
-	_, ok := h.(routed)
-	return ok && pattern != "/"
+	return m.mux.match(method, path) != nil
 }
 
 // calledForm is what a rewritten request was called as: its prefix
