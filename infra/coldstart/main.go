@@ -165,9 +165,19 @@ func build(tmp, dir string) string {
 // runtime is the fake Lambda Runtime API: it hands out one event per
 // process and reports when its answer came back.
 type runtime struct {
-	mu    sync.Mutex
-	event string // the running binary's
-	done  chan answer
+	mu   sync.Mutex // one invocation at a time
+	done chan answer
+	// The running binary's event and request id, and whether its one
+	// event was handed out: a process asking for a second waits, as in
+	// Lambda, rather than answer it into the next binary's measurement.
+	// Each process's runtime API address has its request id as a path
+	// prefix, so that a request of a stopped process arriving late is
+	// told from the running one's.
+	emu    sync.Mutex
+	event  string
+	id     string
+	handed bool
+	n      int
 }
 
 type answer struct {
@@ -181,18 +191,29 @@ func newRuntime() *runtime { return &runtime{done: make(chan answer, 1)} }
 func (rt *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/runtime/invocation/next"):
+		rt.emu.Lock()
+		event, id, handed := rt.event, rt.id, rt.handed
+		current := strings.HasPrefix(r.URL.Path, "/"+id+"/")
+		rt.handed = rt.handed || current
+		rt.emu.Unlock()
+		if handed || !current {
+			<-r.Context().Done() // until the process is stopped
+			return
+		}
 		h := w.Header()
-		h.Set("Lambda-Runtime-Aws-Request-Id", "req-1")
+		h.Set("Lambda-Runtime-Aws-Request-Id", id)
 		h.Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(time.Minute).UnixMilli()))
 		h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:1:function:coldstart")
-		_, _ = io.WriteString(w, rt.event)
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/response"):
+		_, _ = io.WriteString(w, event)
+	case r.Method == "POST" && (strings.HasSuffix(r.URL.Path, "/response") || strings.HasSuffix(r.URL.Path, "/error")):
 		b, _ := io.ReadAll(r.Body)
-		rt.done <- answer{at: time.Now(), body: string(b)}
-		w.WriteHeader(http.StatusAccepted)
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/error"):
-		b, _ := io.ReadAll(r.Body)
-		rt.done <- answer{at: time.Now(), body: string(b), err: true}
+		at := time.Now()
+		rt.emu.Lock()
+		current := strings.HasPrefix(r.URL.Path, "/"+rt.id+"/") && strings.Contains(r.URL.Path, "/invocation/"+rt.id+"/")
+		rt.emu.Unlock()
+		if current {
+			rt.done <- answer{at: at, body: string(b), err: strings.HasSuffix(r.URL.Path, "/error")}
+		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		http.NotFound(w, r)
@@ -203,7 +224,11 @@ func (rt *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (rt *runtime) invoke(bin, event, addr string) (time.Duration, string, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.event = event
+	rt.emu.Lock()
+	rt.n++
+	rt.event, rt.id, rt.handed = event, fmt.Sprintf("req-%d", rt.n), false
+	addr += "/" + rt.id
+	rt.emu.Unlock()
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=" + addr, "AWS_LAMBDA_FUNCTION_NAME=coldstart", "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "TABLE_NAME=coldstart", "AWS_EC2_METADATA_DISABLED=true",
