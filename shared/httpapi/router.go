@@ -78,8 +78,12 @@ const CallLimitHeader = "X-Service-Shop-Api-Call-Limit"
 type Router struct {
 	// pages serves the page routes, public the Public ones (matched before
 	// anything else); both are built on first use, and nil without such
-	// routes.
+	// routes. publicWords are the Public routes' second segments, which a
+	// request's path must spell for public to be asked (so that a function
+	// with a Public route builds its ServeMux only for a request that may
+	// be for it), nil when some Public route's first two are not literal.
 	pages, public func() *http.ServeMux
+	publicWords   map[string]bool
 	// shards hold the other routes by their path's second segment (the
 	// "redirects" of /web/redirects/{id}.json), which a request's path must
 	// spell to match one; each builds its muxes on the first request for
@@ -181,6 +185,15 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, ro
 		})
 	}
 	if public != nil {
+		rt.publicWords = map[string]bool{}
+		for _, route := range public {
+			root, word := segment(route.Path, 0), segment(route.Path, 1)
+			if root == "" || word == "" || strings.Contains(root, "{") || strings.Contains(word, "{") {
+				rt.publicWords = nil
+				break
+			}
+			rt.publicWords[word] = true
+		}
 		rt.public = sync.OnceValue(func() *http.ServeMux {
 			mux := http.NewServeMux()
 			for _, route := range public {
@@ -379,7 +392,8 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if rt.public != nil && Clean(r.URL.Path) && matches(rt.public(), r) {
+	if rt.public != nil && (rt.publicWords == nil || rt.publicWords[segment(r.URL.Path, 1)]) &&
+		Clean(r.URL.Path) && matches(rt.public(), r) {
 		rt.public().ServeHTTP(w, r) // ServeHTTP sets the path values
 		return
 	}
