@@ -6,9 +6,10 @@
 # required and the race detector on (but for the tests of data volume, run
 # after them without it); the confirmation page's browser test and Shopify's
 # Node library installing an app in the browser (installing Debian's chromium
-# first when it is missing, npm ci'ing the library); schemathesis over
-# the local runner and each Go fuzz target briefly (infra/fuzz.sh ci); then
-# lints, builds and scans (checkov) the SAM template. It ends with a table
+# first when it is missing, npm ci'ing the library); beside the Go tests,
+# schemathesis over the local runner (infra/fuzz.sh ci) and the SAM
+# template's lint, build and scan (checkov); then each Go fuzz target
+# briefly. It ends with a table
 # of its stages and their times, so that the next slowdown shows where it
 # happens.
 #
@@ -29,6 +30,7 @@ report() {
 	local rc=$?
 	[ -z "${emulators_pid:-}" ] || wait "$emulators_pid" 2>/dev/null || true
 	[ -z "${schemathesis_pid:-}" ] || kill "$schemathesis_pid" 2>/dev/null || true
+	[ -z "${template_pid:-}" ] || kill "$template_pid" 2>/dev/null || true
 	stop_emulators
 	((${#stages[@]})) || exit $rc
 	echo
@@ -166,26 +168,34 @@ export SHOPIFY_CLIENT_PYTHON
 stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node
 SHOPIFY_NODE=$(make --no-print-directory -s shopify-node-path)
 export SHOPIFY_NODE
-# schemathesis needs no emulator, only its own local runner: it runs beside
+# schemathesis and the template checks need no emulator: they run beside
 # the Go tests, whose waits (queue visibility timeouts, the soaks'
 # pipelines, DynamoDB Local answering one request at a time) leave cores
-# idle (measured: 1.3 of 2 busy on average when they ran one after the
-# other). Its stage below is what is left of it once the others are done.
-schemathesis_started=$SECONDS
-bash infra/fuzz.sh ci schemathesis >"$work/schemathesis.log" 2>&1 &
-schemathesis_pid=$!
-wait_schemathesis() {
-	local rc=0
-	wait "$schemathesis_pid" || rc=$?
-	schemathesis_pid=
-	cat "$work/schemathesis.log"
-	echo "schemathesis took $((SECONDS - schemathesis_started)) s in all, beside the Go tests"
+# idle (measured: 1.3 of 2 busy on average when all ran one after the
+# other). Their stages below are what is left of them once the others are
+# done; each prints its own time. (Their Python environments are built
+# under a lock, so starting both at once is safe on a fresh machine.)
+background() { # NAME COMMAND...: start COMMAND, its output in $work/NAME.log
+	local name=$1
+	shift
+	"$@" >"$work/$name.log" 2>&1 &
+	eval "${name}_pid=$!; ${name}_started=$SECONDS"
+}
+wait_background() { # NAME
+	local name=$1 rc=0 pid started
+	eval "pid=\$${name}_pid; started=\$${name}_started"
+	wait "$pid" || rc=$?
+	eval "${name}_pid="
+	cat "$work/$name.log"
+	echo "$name took $((SECONDS - started)) s in all, beside the Go tests"
 	return $rc
 }
+background schemathesis bash infra/fuzz.sh ci schemathesis
+background template make --no-print-directory template-check
 stage "Go tests (-race, both stores)" go_tests
 stage "browser tests (chromium)" browser_tests
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
-stage "schemathesis (what is left of it)" wait_schemathesis
+stage "schemathesis (what is left of it)" wait_background schemathesis
+stage "template checks (what is left of them)" wait_background template
 stage "Go fuzz targets" bash infra/fuzz.sh ci go
-stage "template (cfn-lint, sam build, checkov)" make --no-print-directory template-check
