@@ -178,16 +178,20 @@ export SHOPIFY_NODE
 background() { # NAME COMMAND...: start COMMAND, its output in $work/NAME.log
 	local name=$1
 	shift
-	"$@" >"$work/$name.log" 2>&1 &
-	eval "${name}_pid=$!; ${name}_started=$SECONDS"
+	(
+		t0=$SECONDS rc=0
+		"$@" || rc=$?
+		echo "$name: $((SECONDS - t0)) s, beside the Go tests"
+		exit $rc
+	) >"$work/$name.log" 2>&1 &
+	eval "${name}_pid=$!"
 }
 wait_background() { # NAME
-	local name=$1 rc=0 pid started
-	eval "pid=\$${name}_pid; started=\$${name}_started"
+	local name=$1 rc=0 pid
+	eval "pid=\$${name}_pid"
 	wait "$pid" || rc=$?
 	eval "${name}_pid="
 	cat "$work/$name.log"
-	echo "$name took $((SECONDS - started)) s in all, beside the Go tests"
 	return $rc
 }
 background schemathesis bash infra/fuzz.sh ci schemathesis
