@@ -65,8 +65,8 @@ func TestMembershipHealsAfterFaultsAndKill9(t *testing.T) {
 			r = start(t, append(env, "FAULT_RATE=0.3")...)
 		}
 		changes += changeUntilKilled(t, r, token, variantIDs, collections)
-		if stale = staleAtKill(t, data, token, products, collections); stale == "" && round == 10 {
-			t.Fatal("10 rounds of changes and kills left no membership stale: the test proves nothing")
+		if stale = staleAtKill(t, data, token, products, collections); stale == "" && round == 20 {
+			t.Fatal("20 rounds of changes and kills left no membership stale: the test proves nothing")
 		}
 	}
 	r = start(t, env...)
