@@ -6,6 +6,12 @@ export GOFLAGS := -buildvcs=false
 
 .PHONY: run test test-quick vet bench fuzz build clean
 
+# Before the rules: their prerequisites ($(GOLANGCI_LINT)) are expanded as
+# they are read, and an empty one would never install the linter. `make`
+# alone still runs `run`.
+.DEFAULT_GOAL := run
+include infra/sam.mk
+
 run: ## serve every resource group on 127.0.0.1:$${PORT:-8080} over the embedded store
 	$(GO) run ./infra/localrunner
 
@@ -27,5 +33,3 @@ fuzz: ## long fuzzing: schemathesis in 5 rounds of 100 examples per operation, t
 
 clean:
 	rm -rf .aws-sam bin
-
-include infra/sam.mk
