@@ -137,91 +137,8 @@ func fileChunks(t *testing.T, e *apitest.Env, src string) int {
 
 func TestArticles(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		t.Run("create fills the defaults and logs an event", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "My new Article title", "body_html": "<h1>I like articles</h1>"})
-			if a["handle"] != "my-new-article-title" || a["blog_id"] != float64(newsID) || a["author"] != "Demo App" ||
-				a["body_html"] != "<h1>I like articles</h1>" || a["tags"] != "" || a["published_at"] == nil {
-				t.Fatalf("got %v", a)
-			}
-			for _, k := range []string{"user_id", "summary_html", "template_suffix"} {
-				if v, ok := a[k]; !ok || v != nil {
-					t.Fatalf("%s: %v (present %v)", k, v, ok)
-				}
-			}
-			if _, ok := a["image"]; ok || a["created_at"] != a["updated_at"] {
-				t.Fatalf("got %v", a)
-			}
-			got := e.Do("GET", path(a), nil).Expect(t, 200).Object(t, "article")
-			if fmt.Sprint(got) != fmt.Sprint(a) {
-				t.Fatalf("get %v\ncreate %v", got, a)
-			}
-			if f := e.Do("GET", path(a)+"?fields=id,title", nil).Expect(t, 200).Object(t, "article"); len(f) != 2 || f["title"] != "My new Article title" {
-				t.Fatalf("fields %v", f)
-			}
-			evs := articleEvents(t, e, id(a))
-			if len(evs) != 1 || evs[0].Verb != "create" || evs[0].SubjectType != "Article" || evs[0].Author != "Demo App" ||
-				evs[0].Message != `New article created: <a href="/blogs/news/my-new-article-title">My new Article title</a>` ||
-				evs[0].Path == nil || *evs[0].Path != "/blogs/news/my-new-article-title" {
-				t.Fatalf("events %+v", evs)
-			}
-			second := create(t, e, map[string]any{"title": "My new article title!", "summary_html": "<p>short</p>", "author": " Ann ", "template_suffix": "wide"})
-			if second["handle"] != "my-new-article-title-1" || second["summary_html"] != "<p>short</p>" || second["author"] != "Ann" || second["template_suffix"] != "wide" {
-				t.Fatalf("got %v", second)
-			}
-		})
-		t.Run("validation", func(t *testing.T) {
-			before := e.Do("GET", news+"/count.json", nil).Expect(t, 200).JSON(t)["count"]
-			var many []string
-			for i := range 41 {
-				many = append(many, fmt.Sprintf("tag%d", i))
-			}
-			manyTags := strings.Join(many, ",")
-			res := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"body_html": "x"}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"title":["can't be blank"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			for field, in := range map[string]map[string]any{
-				"title":        {"title": strings.Repeat("x", 256)},
-				"published_at": {"title": "x", "published_at": "next tuesday"},
-				"tags":         {"title": "x", "tags": manyTags},
-				"image":        {"title": "x", "image": "https://example.com/a.png"},
-				"handle":       {"title": "x", "handle": "Not Valid"},
-			} {
-				res := e.Do("POST", news+".json", map[string]any{"article": in}).Expect(t, 422)
-				if _, ok := res.JSON(t)["errors"].(map[string]any)[field]; !ok {
-					t.Fatalf("%s: %s", field, res.Body)
-				}
-			}
-			for _, bad := range []any{12, true, "Thu Mar 24 15:45:47 PST 2011", "0001-01-01T00:00:00Z"} {
-				res := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "published_at": bad}}).Expect(t, 422)
-				if strings.TrimSpace(string(res.Body)) != `{"errors":{"published_at":["is invalid"]}}` {
-					t.Fatalf("%v: %s", bad, res.Body)
-				}
-			}
-			res = e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "metafields": []any{
-				map[string]any{"namespace": "ab", "key": "", "value_type": "float"}}}}).Expect(t, 422)
-			errs := res.JSON(t)["errors"].(map[string]any)
-			for _, f := range []string{"metafields.namespace", "metafields.key", "metafields.value", "metafields.value_type"} {
-				if _, ok := errs[f]; !ok {
-					t.Fatalf("no %s error: %s", f, res.Body)
-				}
-			}
-			e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": 5}}).Expect(t, 422)
-			// HTML grows when stored as JSON: the stored size is what is bounded.
-			res = e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "body_html": strings.Repeat("<", 100_000)}}).Expect(t, 422)
-			if _, ok := res.JSON(t)["errors"].(map[string]any)["body_html"]; !ok {
-				t.Fatalf("got %s", res.Body)
-			}
-			// More writes than one transaction holds is a 422, not a 5xx.
-			res = e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "tags": strings.Join(many[:40], ","), "metafields": metafieldInputs(30)}}).Expect(t, 422)
-			if _, ok := res.JSON(t)["errors"].(map[string]any)["base"]; !ok {
-				t.Fatalf("got %s", res.Body)
-			}
-			e.Do("POST", news+".json", map[string]any{"page": map[string]any{"title": "x"}}).Expect(t, 400)
-			if after := e.Do("GET", news+"/count.json", nil).JSON(t)["count"]; after != before {
-				t.Fatalf("a rejected article was stored: %v -> %v", before, after)
-			}
-		})
+		t.Run("create fills the defaults and logs an event", func(t *testing.T) { articleCreateDefaults(t, e) })
+		t.Run("validation", func(t *testing.T) { articleValidation(t, e) })
 		t.Run("tags are trimmed, de-duplicated and sorted", func(t *testing.T) {
 			a := create(t, e, map[string]any{"title": "Tagged", "tags": " Mystery, banana ,apple,, banana,Zeta , apple"})
 			if a["tags"] != "apple, banana, Mystery, Zeta" {
@@ -234,74 +151,8 @@ func TestArticles(t *testing.T) {
 				t.Fatalf("tags %q", u["tags"])
 			}
 		})
-		t.Run("published_at accepts date-time text and returns ISO 8601", func(t *testing.T) {
-			// The shop is in America/New_York, on EDT (-04:00) on that day.
-			const want = "2011-03-24T11:45:47-04:00"
-			for _, in := range []string{
-				"Thu Mar 24 15:45:47 UTC 2011", // time.UnixDate
-				"Thu Mar 24 11:45:47 EDT 2011", // the shop zone's abbreviation
-				"Thu Mar 24 15:45:47 +0000 2011",
-				"Thu, 24 Mar 2011 15:45:47 GMT",
-				"Thu, 24 Mar 2011 17:45:47 +0200",
-				"2011-03-24T15:45:47Z",
-				"2011-03-24T11:45:47-04:00",
-				"2011-03-24 11:45:47", // no offset: the shop's zone
-				"Thu Mar 24 17:45:47 +0200 2011",
-			} {
-				a := create(t, e, map[string]any{"title": "Dated", "published_at": in})
-				if a["published_at"] != want {
-					t.Fatalf("%q: published_at %v", in, a["published_at"])
-				}
-			}
-			// published: false wins over a published_at; published: true keeps it.
-			hidden := create(t, e, map[string]any{"title": "Dated", "published": false, "published_at": "2011-03-24T15:45:47Z"})
-			if hidden["published_at"] != nil {
-				t.Fatalf("published_at %v", hidden["published_at"])
-			}
-			shown := update(t, e, hidden, map[string]any{"published": true, "published_at": "Thu Mar 24 15:45:47 UTC 2011"})
-			if shown["published_at"] != want {
-				t.Fatalf("published_at %v", shown["published_at"])
-			}
-			if cleared := update(t, e, shown, map[string]any{"published_at": nil}); cleared["published_at"] != nil {
-				t.Fatalf("published_at %v", cleared["published_at"])
-			}
-			if v := verbs(articleEvents(t, e, id(hidden))); v != "create,published,unpublished" {
-				t.Fatalf("verbs %s", v)
-			}
-		})
-		t.Run("publishing convention, update and destroy events", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "Hidden", "published": false})
-			if a["published_at"] != nil {
-				t.Fatalf("published_at %v", a["published_at"])
-			}
-			shown := update(t, e, a, map[string]any{"published": true})
-			if shown["published_at"] == nil || shown["updated_at"] == nil {
-				t.Fatal("not published")
-			}
-			hidden := update(t, e, a, map[string]any{"published": false, "author": "Ann", "title": "Hidden <b>again</b>"})
-			if hidden["published_at"] != nil || hidden["author"] != "Ann" || hidden["handle"] != "hidden" {
-				t.Fatalf("got %v", hidden)
-			}
-			update(t, e, a, map[string]any{"body_html": "new"})
-			e.Do("PUT", path(a), map[string]any{"article": map[string]any{"author": " "}}).Expect(t, 422)
-			e.Do("DELETE", path(a), nil).Expect(t, 200)
-			evs := articleEvents(t, e, id(a))
-			if v := verbs(evs); v != "create,published,unpublished,update,destroy" {
-				t.Fatalf("verbs %s", v)
-			}
-			link := `<a href="/blogs/news/hidden">Hidden &lt;b&gt;again&lt;/b&gt;</a>`
-			for i, msg := range []string{
-				`New article created: <a href="/blogs/news/hidden">Hidden</a>`,
-				`<a href="/blogs/news/hidden">Hidden</a> was published.`,
-				link + ` was unpublished.`,
-				link + ` was updated (but its published state was not changed).`,
-				link + ` was destroyed.`,
-			} {
-				if evs[i].Message != msg || evs[i].SubjectType != events.Article || evs[i].SubjectID != id(a) {
-					t.Fatalf("event %d: %+v", i, evs[i])
-				}
-			}
-		})
+		t.Run("published_at accepts date-time text and returns ISO 8601", func(t *testing.T) { articlePublishedAt(t, e) })
+		t.Run("publishing convention, update and destroy events", func(t *testing.T) { articlePublishingAndEvents(t, e) })
 		t.Run("handles are settable and unique per blog", func(t *testing.T) {
 			a := create(t, e, map[string]any{"title": "Alpha"})
 			create(t, e, map[string]any{"title": "Beta"})
@@ -321,33 +172,7 @@ func TestArticles(t *testing.T) {
 				t.Fatalf("path %v", *evs[len(evs)-1].Path)
 			}
 		})
-		t.Run("delete answers {}, removes metafields and releases the handle", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "Gone", "metafields": []any{
-				map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
-			owner := store.Query{Index: store.GSI1, PK: metafields.OwnerPartition(metafields.OwnerArticle, id(a))}
-			owned, _, err := e.Deps.Store.Query(t.Context(), owner)
-			if err != nil || len(owned) != 1 {
-				t.Fatalf("metafields %v %v", owned, err)
-			}
-			var m metafields.Metafield
-			records.Decode(&owned[0], &m)
-			if string(m.Value) != "25" || m.OwnerResource != "article" || m.OwnerID != id(a) {
-				t.Fatalf("metafield %+v", m)
-			}
-			res := e.Do("DELETE", path(a), nil).Expect(t, 200)
-			if strings.TrimSpace(string(res.Body)) != "{}" {
-				t.Fatalf("body %s", res.Body)
-			}
-			e.Do("GET", path(a), nil).Expect(t, 404)
-			e.Do("DELETE", path(a), nil).Expect(t, 404)
-			e.Do("PUT", path(a), map[string]any{"article": map[string]any{"title": "x"}}).Expect(t, 404)
-			if owned, _, _ = e.Deps.Store.Query(t.Context(), owner); len(owned) != 0 {
-				t.Fatal("metafields outlive their article")
-			}
-			if c := create(t, e, map[string]any{"title": "Gone"}); c["handle"] != "gone" {
-				t.Fatalf("handle %v", c["handle"])
-			}
-		})
+		t.Run("delete answers {}, removes metafields and releases the handle", func(t *testing.T) { articleDeleteSteps(t, e) })
 		t.Run("a large article is deleted whole", func(t *testing.T) {
 			var many []string
 			for i := range 40 {
@@ -367,33 +192,7 @@ func TestArticles(t *testing.T) {
 				t.Fatalf("tags %v", tg)
 			}
 		})
-		t.Run("articles belong to their blog", func(t *testing.T) {
-			other := addBlog(t, e, 900001, "other")
-			mine := create(t, e, map[string]any{"title": "Shared title"})
-			theirs := createIn(t, e, other, map[string]any{"title": "Shared title"})
-			if theirs["handle"] != mine["handle"] || theirs["blog_id"] != 900001.0 {
-				t.Fatalf("handles are per blog: %v %v", mine["handle"], theirs["handle"])
-			}
-			if p := *articleEvents(t, e, id(theirs))[0].Path; p != "/blogs/other/shared-title" {
-				t.Fatalf("path %s", p)
-			}
-			wrong := fmt.Sprintf("%s/%d.json", news, id(theirs))
-			e.Do("GET", wrong, nil).Expect(t, 404)
-			e.Do("PUT", wrong, map[string]any{"article": map[string]any{"title": "hijacked"}}).Expect(t, 404)
-			e.Do("DELETE", wrong, nil).Expect(t, 404)
-			e.Do("GET", path(theirs), nil).Expect(t, 200)
-			if l := e.Do("GET", other+".json", nil).Expect(t, 200).List(t, "articles"); len(l) != 1 || id(l[0].(map[string]any)) != id(theirs) {
-				t.Fatalf("other blog lists %v", l)
-			}
-			if l := e.Do("GET", news+".json?handle=shared-title", nil).Expect(t, 200).List(t, "articles"); len(l) != 1 || id(l[0].(map[string]any)) != id(mine) {
-				t.Fatalf("handle filter %v", l)
-			}
-			for _, p := range []string{"/web/blogs/999/articles.json", "/web/blogs/999/articles/count.json", "/web/blogs/999/articles/tags.json",
-				fmt.Sprintf("/web/blogs/999/articles/%d.json", id(mine)), "/web/blogs/abc/articles.json"} {
-				e.Do("GET", p, nil).Expect(t, 404)
-			}
-			e.Do("POST", "/web/blogs/999/articles.json", map[string]any{"article": map[string]any{"title": "x"}}).Expect(t, 404)
-		})
+		t.Run("articles belong to their blog", func(t *testing.T) { articlesBelongToTheirBlog(t, e) })
 		t.Run("scopes", func(t *testing.T) {
 			e.DoAs(apitest.ReadOnlyToken, "GET", news+".json", nil).Expect(t, 200)
 			e.DoAs(apitest.ReadOnlyToken, "GET", "/web/articles/authors.json", nil).Expect(t, 200)
@@ -422,6 +221,219 @@ func TestArticles(t *testing.T) {
 	}, group)
 }
 
+func articleCreateDefaults(t *testing.T, e *apitest.Env) {
+	a := create(t, e, map[string]any{"title": "My new Article title", "body_html": "<h1>I like articles</h1>"})
+	if a["handle"] != "my-new-article-title" || a["blog_id"] != float64(newsID) || a["author"] != "Demo App" ||
+		a["body_html"] != "<h1>I like articles</h1>" || a["tags"] != "" || a["published_at"] == nil {
+		t.Fatalf("got %v", a)
+	}
+	for _, k := range []string{"user_id", "summary_html", "template_suffix"} {
+		if v, ok := a[k]; !ok || v != nil {
+			t.Fatalf("%s: %v (present %v)", k, v, ok)
+		}
+	}
+	if _, ok := a["image"]; ok || a["created_at"] != a["updated_at"] {
+		t.Fatalf("got %v", a)
+	}
+	got := e.Do("GET", path(a), nil).Expect(t, 200).Object(t, "article")
+	if fmt.Sprint(got) != fmt.Sprint(a) {
+		t.Fatalf("get %v\ncreate %v", got, a)
+	}
+	if f := e.Do("GET", path(a)+"?fields=id,title", nil).Expect(t, 200).Object(t, "article"); len(f) != 2 || f["title"] != "My new Article title" {
+		t.Fatalf("fields %v", f)
+	}
+	evs := articleEvents(t, e, id(a))
+	if len(evs) != 1 || evs[0].Verb != "create" || evs[0].SubjectType != "Article" || evs[0].Author != "Demo App" ||
+		evs[0].Message != `New article created: <a href="/blogs/news/my-new-article-title">My new Article title</a>` ||
+		evs[0].Path == nil || *evs[0].Path != "/blogs/news/my-new-article-title" {
+		t.Fatalf("events %+v", evs)
+	}
+	second := create(t, e, map[string]any{"title": "My new article title!", "summary_html": "<p>short</p>", "author": " Ann ", "template_suffix": "wide"})
+	if second["handle"] != "my-new-article-title-1" || second["summary_html"] != "<p>short</p>" || second["author"] != "Ann" || second["template_suffix"] != "wide" {
+		t.Fatalf("got %v", second)
+	}
+}
+
+func articleValidation(t *testing.T, e *apitest.Env) {
+	before := e.Do("GET", news+"/count.json", nil).Expect(t, 200).JSON(t)["count"]
+	var many []string
+	for i := range 41 {
+		many = append(many, fmt.Sprintf("tag%d", i))
+	}
+	manyTags := strings.Join(many, ",")
+	res := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"body_html": "x"}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"title":["can't be blank"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	for field, in := range map[string]map[string]any{
+		"title":        {"title": strings.Repeat("x", 256)},
+		"published_at": {"title": "x", "published_at": "next tuesday"},
+		"tags":         {"title": "x", "tags": manyTags},
+		"image":        {"title": "x", "image": "https://example.com/a.png"},
+		"handle":       {"title": "x", "handle": "Not Valid"},
+	} {
+		res := e.Do("POST", news+".json", map[string]any{"article": in}).Expect(t, 422)
+		if _, ok := res.JSON(t)["errors"].(map[string]any)[field]; !ok {
+			t.Fatalf("%s: %s", field, res.Body)
+		}
+	}
+	for _, bad := range []any{12, true, "Thu Mar 24 15:45:47 PST 2011", "0001-01-01T00:00:00Z"} {
+		res := e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "published_at": bad}}).Expect(t, 422)
+		if strings.TrimSpace(string(res.Body)) != `{"errors":{"published_at":["is invalid"]}}` {
+			t.Fatalf("%v: %s", bad, res.Body)
+		}
+	}
+	res = e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "metafields": []any{
+		map[string]any{"namespace": "ab", "key": "", "value_type": "float"}}}}).Expect(t, 422)
+	errs := res.JSON(t)["errors"].(map[string]any)
+	for _, f := range []string{"metafields.namespace", "metafields.key", "metafields.value", "metafields.value_type"} {
+		if _, ok := errs[f]; !ok {
+			t.Fatalf("no %s error: %s", f, res.Body)
+		}
+	}
+	e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": 5}}).Expect(t, 422)
+	// HTML grows when stored as JSON: the stored size is what is bounded.
+	res = e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "body_html": strings.Repeat("<", 100_000)}}).Expect(t, 422)
+	if _, ok := res.JSON(t)["errors"].(map[string]any)["body_html"]; !ok {
+		t.Fatalf("got %s", res.Body)
+	}
+	// More writes than one transaction holds is a 422, not a 5xx.
+	res = e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "x", "tags": strings.Join(many[:40], ","), "metafields": metafieldInputs(30)}}).Expect(t, 422)
+	if _, ok := res.JSON(t)["errors"].(map[string]any)["base"]; !ok {
+		t.Fatalf("got %s", res.Body)
+	}
+	e.Do("POST", news+".json", map[string]any{"page": map[string]any{"title": "x"}}).Expect(t, 400)
+	if after := e.Do("GET", news+"/count.json", nil).JSON(t)["count"]; after != before {
+		t.Fatalf("a rejected article was stored: %v -> %v", before, after)
+	}
+}
+
+func articlePublishedAt(t *testing.T, e *apitest.Env) {
+	// The shop is in America/New_York, on EDT (-04:00) on that day.
+	const want = "2011-03-24T11:45:47-04:00"
+	for _, in := range []string{
+		"Thu Mar 24 15:45:47 UTC 2011", // time.UnixDate
+		"Thu Mar 24 11:45:47 EDT 2011", // the shop zone's abbreviation
+		"Thu Mar 24 15:45:47 +0000 2011",
+		"Thu, 24 Mar 2011 15:45:47 GMT",
+		"Thu, 24 Mar 2011 17:45:47 +0200",
+		"2011-03-24T15:45:47Z",
+		"2011-03-24T11:45:47-04:00",
+		"2011-03-24 11:45:47", // no offset: the shop's zone
+		"Thu Mar 24 17:45:47 +0200 2011",
+	} {
+		a := create(t, e, map[string]any{"title": "Dated", "published_at": in})
+		if a["published_at"] != want {
+			t.Fatalf("%q: published_at %v", in, a["published_at"])
+		}
+	}
+	// published: false wins over a published_at; published: true keeps it.
+	hidden := create(t, e, map[string]any{"title": "Dated", "published": false, "published_at": "2011-03-24T15:45:47Z"})
+	if hidden["published_at"] != nil {
+		t.Fatalf("published_at %v", hidden["published_at"])
+	}
+	shown := update(t, e, hidden, map[string]any{"published": true, "published_at": "Thu Mar 24 15:45:47 UTC 2011"})
+	if shown["published_at"] != want {
+		t.Fatalf("published_at %v", shown["published_at"])
+	}
+	if cleared := update(t, e, shown, map[string]any{"published_at": nil}); cleared["published_at"] != nil {
+		t.Fatalf("published_at %v", cleared["published_at"])
+	}
+	if v := verbs(articleEvents(t, e, id(hidden))); v != "create,published,unpublished" {
+		t.Fatalf("verbs %s", v)
+	}
+}
+
+func articlePublishingAndEvents(t *testing.T, e *apitest.Env) {
+	a := create(t, e, map[string]any{"title": "Hidden", "published": false})
+	if a["published_at"] != nil {
+		t.Fatalf("published_at %v", a["published_at"])
+	}
+	shown := update(t, e, a, map[string]any{"published": true})
+	if shown["published_at"] == nil || shown["updated_at"] == nil {
+		t.Fatal("not published")
+	}
+	hidden := update(t, e, a, map[string]any{"published": false, "author": "Ann", "title": "Hidden <b>again</b>"})
+	if hidden["published_at"] != nil || hidden["author"] != "Ann" || hidden["handle"] != "hidden" {
+		t.Fatalf("got %v", hidden)
+	}
+	update(t, e, a, map[string]any{"body_html": "new"})
+	e.Do("PUT", path(a), map[string]any{"article": map[string]any{"author": " "}}).Expect(t, 422)
+	e.Do("DELETE", path(a), nil).Expect(t, 200)
+	evs := articleEvents(t, e, id(a))
+	if v := verbs(evs); v != "create,published,unpublished,update,destroy" {
+		t.Fatalf("verbs %s", v)
+	}
+	link := `<a href="/blogs/news/hidden">Hidden &lt;b&gt;again&lt;/b&gt;</a>`
+	for i, msg := range []string{
+		`New article created: <a href="/blogs/news/hidden">Hidden</a>`,
+		`<a href="/blogs/news/hidden">Hidden</a> was published.`,
+		link + ` was unpublished.`,
+		link + ` was updated (but its published state was not changed).`,
+		link + ` was destroyed.`,
+	} {
+		if evs[i].Message != msg || evs[i].SubjectType != events.Article || evs[i].SubjectID != id(a) {
+			t.Fatalf("event %d: %+v", i, evs[i])
+		}
+	}
+}
+
+func articleDeleteSteps(t *testing.T, e *apitest.Env) {
+	a := create(t, e, map[string]any{"title": "Gone", "metafields": []any{
+		map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
+	owner := store.Query{Index: store.GSI1, PK: metafields.OwnerPartition(metafields.OwnerArticle, id(a))}
+	owned, _, err := e.Deps.Store.Query(t.Context(), owner)
+	if err != nil || len(owned) != 1 {
+		t.Fatalf("metafields %v %v", owned, err)
+	}
+	var m metafields.Metafield
+	records.Decode(&owned[0], &m)
+	if string(m.Value) != "25" || m.OwnerResource != "article" || m.OwnerID != id(a) {
+		t.Fatalf("metafield %+v", m)
+	}
+	res := e.Do("DELETE", path(a), nil).Expect(t, 200)
+	if strings.TrimSpace(string(res.Body)) != "{}" {
+		t.Fatalf("body %s", res.Body)
+	}
+	e.Do("GET", path(a), nil).Expect(t, 404)
+	e.Do("DELETE", path(a), nil).Expect(t, 404)
+	e.Do("PUT", path(a), map[string]any{"article": map[string]any{"title": "x"}}).Expect(t, 404)
+	if owned, _, _ = e.Deps.Store.Query(t.Context(), owner); len(owned) != 0 {
+		t.Fatal("metafields outlive their article")
+	}
+	if c := create(t, e, map[string]any{"title": "Gone"}); c["handle"] != "gone" {
+		t.Fatalf("handle %v", c["handle"])
+	}
+}
+
+func articlesBelongToTheirBlog(t *testing.T, e *apitest.Env) {
+	other := addBlog(t, e, 900001, "other")
+	mine := create(t, e, map[string]any{"title": "Shared title"})
+	theirs := createIn(t, e, other, map[string]any{"title": "Shared title"})
+	if theirs["handle"] != mine["handle"] || theirs["blog_id"] != 900001.0 {
+		t.Fatalf("handles are per blog: %v %v", mine["handle"], theirs["handle"])
+	}
+	if p := *articleEvents(t, e, id(theirs))[0].Path; p != "/blogs/other/shared-title" {
+		t.Fatalf("path %s", p)
+	}
+	wrong := fmt.Sprintf("%s/%d.json", news, id(theirs))
+	e.Do("GET", wrong, nil).Expect(t, 404)
+	e.Do("PUT", wrong, map[string]any{"article": map[string]any{"title": "hijacked"}}).Expect(t, 404)
+	e.Do("DELETE", wrong, nil).Expect(t, 404)
+	e.Do("GET", path(theirs), nil).Expect(t, 200)
+	if l := e.Do("GET", other+".json", nil).Expect(t, 200).List(t, "articles"); len(l) != 1 || id(l[0].(map[string]any)) != id(theirs) {
+		t.Fatalf("other blog lists %v", l)
+	}
+	if l := e.Do("GET", news+".json?handle=shared-title", nil).Expect(t, 200).List(t, "articles"); len(l) != 1 || id(l[0].(map[string]any)) != id(mine) {
+		t.Fatalf("handle filter %v", l)
+	}
+	for _, p := range []string{"/web/blogs/999/articles.json", "/web/blogs/999/articles/count.json", "/web/blogs/999/articles/tags.json",
+		fmt.Sprintf("/web/blogs/999/articles/%d.json", id(mine)), "/web/blogs/abc/articles.json"} {
+		e.Do("GET", p, nil).Expect(t, 404)
+	}
+	e.Do("POST", "/web/blogs/999/articles.json", map[string]any{"article": map[string]any{"title": "x"}}).Expect(t, 404)
+}
+
 func TestArticleImages(t *testing.T) {
 	small, wide := pngOf(t, 3, 2), pngOf(t, 5, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -442,37 +454,7 @@ func TestArticleImages(t *testing.T) {
 	attachment := base64.StdEncoding.EncodeToString(small)
 
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		t.Run("attachment", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "With picture", "image": map[string]any{"attachment": attachment}})
-			img, ok := a["image"].(map[string]any)
-			if !ok || img["width"] != 3.0 || img["height"] != 2.0 || img["created_at"] == nil ||
-				!strings.HasPrefix(img["src"].(string), "https://demo-shop.example.com/files/") || !strings.HasSuffix(img["src"].(string), "/image.png") {
-				t.Fatalf("image %v", a["image"])
-			}
-			if n := fileChunks(t, e, img["src"].(string)); n != 1 {
-				t.Fatalf("%d chunks", n)
-			}
-			if got := e.Do("GET", path(a), nil).Expect(t, 200).Object(t, "article")["image"]; fmt.Sprint(got) != fmt.Sprint(img) {
-				t.Fatalf("get image %v", got)
-			}
-			// The image sent back as returned is kept, not fetched from its src.
-			same := update(t, e, a, map[string]any{"title": "Renamed", "image": img})
-			if fmt.Sprint(same["image"]) != fmt.Sprint(img) {
-				t.Fatalf("image %v", same["image"])
-			}
-			// A new image replaces the old one and its stored file.
-			replaced := update(t, e, a, map[string]any{"image": map[string]any{"src": srv.URL + "/wide.png"}})
-			if ri := replaced["image"].(map[string]any); ri["width"] != 5.0 || ri["height"] != 4.0 || ri["src"] != srv.URL+"/wide.png" {
-				t.Fatalf("image %v", ri)
-			}
-			if n := fileChunks(t, e, img["src"].(string)); n != 0 {
-				t.Fatalf("the replaced file keeps %d chunks", n)
-			}
-			removed := update(t, e, a, map[string]any{"image": nil})
-			if _, ok := removed["image"]; ok {
-				t.Fatalf("image %v", removed["image"])
-			}
-		})
+		t.Run("attachment", func(t *testing.T) { articleAttachment(t, e, attachment, srv.URL) })
 		t.Run("src is downloaded", func(t *testing.T) {
 			a := create(t, e, map[string]any{"title": "Downloaded", "image": map[string]any{"src": srv.URL + "/wide.png"}})
 			img := a["image"].(map[string]any)
@@ -516,110 +498,173 @@ func TestArticleImages(t *testing.T) {
 	}, group)
 }
 
+func articleAttachment(t *testing.T, e *apitest.Env, attachment, srvURL string) {
+	a := create(t, e, map[string]any{"title": "With picture", "image": map[string]any{"attachment": attachment}})
+	img, ok := a["image"].(map[string]any)
+	if !ok || img["width"] != 3.0 || img["height"] != 2.0 || img["created_at"] == nil ||
+		!strings.HasPrefix(img["src"].(string), "https://demo-shop.example.com/files/") || !strings.HasSuffix(img["src"].(string), "/image.png") {
+		t.Fatalf("image %v", a["image"])
+	}
+	if n := fileChunks(t, e, img["src"].(string)); n != 1 {
+		t.Fatalf("%d chunks", n)
+	}
+	if got := e.Do("GET", path(a), nil).Expect(t, 200).Object(t, "article")["image"]; fmt.Sprint(got) != fmt.Sprint(img) {
+		t.Fatalf("get image %v", got)
+	}
+	// The image sent back as returned is kept, not fetched from its src.
+	same := update(t, e, a, map[string]any{"title": "Renamed", "image": img})
+	if fmt.Sprint(same["image"]) != fmt.Sprint(img) {
+		t.Fatalf("image %v", same["image"])
+	}
+	// A new image replaces the old one and its stored file.
+	replaced := update(t, e, a, map[string]any{"image": map[string]any{"src": srvURL + "/wide.png"}})
+	if ri := replaced["image"].(map[string]any); ri["width"] != 5.0 || ri["height"] != 4.0 || ri["src"] != srvURL+"/wide.png" {
+		t.Fatalf("image %v", ri)
+	}
+	if n := fileChunks(t, e, img["src"].(string)); n != 0 {
+		t.Fatalf("the replaced file keeps %d chunks", n)
+	}
+	removed := update(t, e, a, map[string]any{"image": nil})
+	if _, ok := removed["image"]; ok {
+		t.Fatalf("image %v", removed["image"])
+	}
+}
+
 func TestArticleFilters(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		a := create(t, e, map[string]any{"title": "First", "author": "Ann", "tags": "x"})
-		b := create(t, e, map[string]any{"title": "Second", "author": "Bob", "published": false})
-		c := create(t, e, map[string]any{"title": "Third", "author": "Ann", "tags": "y, x"})
-		list := func(q string) []int64 {
-			t.Helper()
-			return ids(e.Do("GET", news+".json"+q, nil).Expect(t, 200).List(t, "articles"))
-		}
-		count := func(q string) float64 {
-			t.Helper()
-			return e.Do("GET", news+"/count.json"+q, nil).Expect(t, 200).JSON(t)["count"].(float64)
-		}
-		eq := func(got []int64, want ...map[string]any) bool {
-			var w []int64
-			for _, x := range want {
-				w = append(w, id(x))
-			}
-			return slices.Equal(got, w)
-		}
-		if l := list(""); !eq(l, c, b, a) {
-			t.Fatalf("newest first: %v", l)
-		}
-		if l := list(fmt.Sprintf("?since_id=%d", id(a))); !eq(l, b, c) {
-			t.Fatalf("since_id ascending: %v", l)
-		}
-		if l := list("?limit=1&page=2"); !eq(l, b) {
-			t.Fatalf("paging: %v", l)
-		}
-		if l := list("?tag=x"); !eq(l, c, a) {
-			t.Fatalf("tag: %v", l)
-		}
-		if l := list("?tag=y"); !eq(l, c) {
-			t.Fatalf("tag: %v", l)
-		}
-		if l := list("?author=Ann"); !eq(l, c, a) {
-			t.Fatalf("author: %v", l)
-		}
-		if l := list("?handle=second"); !eq(l, b) {
-			t.Fatalf("handle: %v", l)
-		}
-		if l := list("?handle=second&published_status=published"); len(l) != 0 {
-			t.Fatalf("handle and status: %v", l)
-		}
-		if l := list("?published_status=unpublished"); !eq(l, b) {
-			t.Fatalf("published_status: %v", l)
-		}
-		if n := count(""); n != 3 {
-			t.Fatalf("count %v", n)
-		}
-		if n := count("?published_status=published"); n != 2 {
-			t.Fatalf("count published %v", n)
-		}
-		if n := count("?author=Ann&tag=y"); n != 1 {
-			t.Fatalf("count author and tag %v", n)
-		}
-		if n := count("?handle=first"); n != 1 {
-			t.Fatalf("count handle %v", n)
-		}
-		created, _ := time.Parse(time.RFC3339, a["created_at"].(string))
-		tomorrow := created.AddDate(0, 0, 1).Format("2006-01-02")
-		yesterday := created.AddDate(0, 0, -1).Format("2006-01-02")
-		if l := list("?created_at_min=" + yesterday + "&created_at_max=" + tomorrow); len(l) != 3 {
-			t.Fatalf("created_at range: %v", l)
-		}
-		if n := count("?updated_at_min=" + tomorrow); n != 0 {
-			t.Fatalf("updated_at_min: %v", n)
-		}
-		after := url.QueryEscape(created.Add(time.Hour).Format(time.RFC3339))
-		if n := count("?published_at_max=" + after); n != 2 {
-			t.Fatalf("published_at_max: %v", n)
-		}
-		if l := list("?published_at_min=" + url.QueryEscape("2000-01-01 00:00")); len(l) != 2 {
-			t.Fatalf("published_at_min: %v", l)
-		}
-		if l := e.Do("GET", news+".json?fields=id,tags", nil).Expect(t, 200).List(t, "articles"); len(l[0].(map[string]any)) != 2 {
-			t.Fatalf("fields %v", l)
-		}
-		// Publishing and unpublishing move articles between the states'
-		// partitions and counters; deletes leave them.
-		e.Do("PUT", path(a), map[string]any{"article": map[string]any{"published": false}}).Expect(t, 200)
-		e.Do("PUT", path(b), map[string]any{"article": map[string]any{"published": true}}).Expect(t, 200)
-		if l := list("?published_status=unpublished"); !eq(l, a) {
-			t.Fatalf("published_status after a change: %v", l)
-		}
-		if l := list("?published_status=published&author=Ann"); !eq(l, c) {
-			t.Fatalf("published_status and author: %v", l)
-		}
-		if n, m := count("?published_status=published"), count("?published_status=unpublished"); n != 2 || m != 1 {
-			t.Fatalf("counts by state after a change: %v %v", n, m)
-		}
-		e.Do("DELETE", path(a), nil).Expect(t, 200)
-		if n := count("?published_status=unpublished"); n != 0 {
-			t.Fatalf("count unpublished after the delete: %v", n)
-		}
-		e.Do("PUT", path(b), map[string]any{"article": map[string]any{"published": false}}).Expect(t, 200)
-		e.Do("GET", news+".json?created_at_min=soon", nil).Expect(t, 400)
-		e.Do("GET", news+"/count.json?published_status=sometimes", nil).Expect(t, 400)
-		e.Do("GET", news+".json?limit=251", nil).Expect(t, 400)
-		e.Do("DELETE", path(b), nil).Expect(t, 200)
-		if n, m := count(""), count("?published_status=unpublished"); n != 1 || m != 0 {
-			t.Fatalf("counts after the deletes: %v, %v unpublished", n, m)
-		}
+		r := &articleFilterRun{t: t, e: e}
+		r.a = create(t, e, map[string]any{"title": "First", "author": "Ann", "tags": "x"})
+		r.b = create(t, e, map[string]any{"title": "Second", "author": "Bob", "published": false})
+		r.c = create(t, e, map[string]any{"title": "Third", "author": "Ann", "tags": "y, x"})
+		r.listsAndCounts()
+		r.dateBoundsAndFields()
+		r.stateChangesAndBadParameters()
 	}, group)
+}
+
+// articleFilterRun is one store's TestArticleFilters: three articles, a
+// (Ann, tag x), b (Bob, unpublished) and c (Ann, tags y and x).
+type articleFilterRun struct {
+	t       *testing.T
+	e       *apitest.Env
+	a, b, c map[string]any
+}
+
+func (r *articleFilterRun) list(q string) []int64 {
+	r.t.Helper()
+	return ids(r.e.Do("GET", news+".json"+q, nil).Expect(r.t, 200).List(r.t, "articles"))
+}
+
+func (r *articleFilterRun) count(q string) float64 {
+	r.t.Helper()
+	return r.e.Do("GET", news+"/count.json"+q, nil).Expect(r.t, 200).JSON(r.t)["count"].(float64)
+}
+
+// eq reports whether got is the ids of want, in order.
+func (r *articleFilterRun) eq(got []int64, want ...map[string]any) bool {
+	var w []int64
+	for _, x := range want {
+		w = append(w, id(x))
+	}
+	return slices.Equal(got, w)
+}
+
+// listsAndCounts: order, since_id, paging, tag, author, handle and status filters, and their counts.
+func (r *articleFilterRun) listsAndCounts() {
+	t, a, b, c, list, count, eq := r.t, r.a, r.b, r.c, r.list, r.count, r.eq
+	if l := list(""); !eq(l, c, b, a) {
+		t.Fatalf("newest first: %v", l)
+	}
+	if l := list(fmt.Sprintf("?since_id=%d", id(a))); !eq(l, b, c) {
+		t.Fatalf("since_id ascending: %v", l)
+	}
+	if l := list("?limit=1&page=2"); !eq(l, b) {
+		t.Fatalf("paging: %v", l)
+	}
+	if l := list("?tag=x"); !eq(l, c, a) {
+		t.Fatalf("tag: %v", l)
+	}
+	if l := list("?tag=y"); !eq(l, c) {
+		t.Fatalf("tag: %v", l)
+	}
+	if l := list("?author=Ann"); !eq(l, c, a) {
+		t.Fatalf("author: %v", l)
+	}
+	if l := list("?handle=second"); !eq(l, b) {
+		t.Fatalf("handle: %v", l)
+	}
+	if l := list("?handle=second&published_status=published"); len(l) != 0 {
+		t.Fatalf("handle and status: %v", l)
+	}
+	if l := list("?published_status=unpublished"); !eq(l, b) {
+		t.Fatalf("published_status: %v", l)
+	}
+	if n := count(""); n != 3 {
+		t.Fatalf("count %v", n)
+	}
+	if n := count("?published_status=published"); n != 2 {
+		t.Fatalf("count published %v", n)
+	}
+	if n := count("?author=Ann&tag=y"); n != 1 {
+		t.Fatalf("count author and tag %v", n)
+	}
+	if n := count("?handle=first"); n != 1 {
+		t.Fatalf("count handle %v", n)
+	}
+}
+
+// dateBoundsAndFields: the created, updated and published bounds, and fields.
+func (r *articleFilterRun) dateBoundsAndFields() {
+	t, e, a, list, count := r.t, r.e, r.a, r.list, r.count
+	created, _ := time.Parse(time.RFC3339, a["created_at"].(string))
+	tomorrow := created.AddDate(0, 0, 1).Format("2006-01-02")
+	yesterday := created.AddDate(0, 0, -1).Format("2006-01-02")
+	if l := list("?created_at_min=" + yesterday + "&created_at_max=" + tomorrow); len(l) != 3 {
+		t.Fatalf("created_at range: %v", l)
+	}
+	if n := count("?updated_at_min=" + tomorrow); n != 0 {
+		t.Fatalf("updated_at_min: %v", n)
+	}
+	after := url.QueryEscape(created.Add(time.Hour).Format(time.RFC3339))
+	if n := count("?published_at_max=" + after); n != 2 {
+		t.Fatalf("published_at_max: %v", n)
+	}
+	if l := list("?published_at_min=" + url.QueryEscape("2000-01-01 00:00")); len(l) != 2 {
+		t.Fatalf("published_at_min: %v", l)
+	}
+	if l := e.Do("GET", news+".json?fields=id,tags", nil).Expect(t, 200).List(t, "articles"); len(l[0].(map[string]any)) != 2 {
+		t.Fatalf("fields %v", l)
+	}
+}
+
+// stateChangesAndBadParameters: publishing, unpublishing and deletes move the counts; bad parameters are 400.
+func (r *articleFilterRun) stateChangesAndBadParameters() {
+	t, e, a, b, c, list, count, eq := r.t, r.e, r.a, r.b, r.c, r.list, r.count, r.eq
+	// Publishing and unpublishing move articles between the states'
+	// partitions and counters; deletes leave them.
+	e.Do("PUT", path(a), map[string]any{"article": map[string]any{"published": false}}).Expect(t, 200)
+	e.Do("PUT", path(b), map[string]any{"article": map[string]any{"published": true}}).Expect(t, 200)
+	if l := list("?published_status=unpublished"); !eq(l, a) {
+		t.Fatalf("published_status after a change: %v", l)
+	}
+	if l := list("?published_status=published&author=Ann"); !eq(l, c) {
+		t.Fatalf("published_status and author: %v", l)
+	}
+	if n, m := count("?published_status=published"), count("?published_status=unpublished"); n != 2 || m != 1 {
+		t.Fatalf("counts by state after a change: %v %v", n, m)
+	}
+	e.Do("DELETE", path(a), nil).Expect(t, 200)
+	if n := count("?published_status=unpublished"); n != 0 {
+		t.Fatalf("count unpublished after the delete: %v", n)
+	}
+	e.Do("PUT", path(b), map[string]any{"article": map[string]any{"published": false}}).Expect(t, 200)
+	e.Do("GET", news+".json?created_at_min=soon", nil).Expect(t, 400)
+	e.Do("GET", news+"/count.json?published_status=sometimes", nil).Expect(t, 400)
+	e.Do("GET", news+".json?limit=251", nil).Expect(t, 400)
+	e.Do("DELETE", path(b), nil).Expect(t, 200)
+	if n, m := count(""), count("?published_status=unpublished"); n != 1 || m != 0 {
+		t.Fatalf("counts after the deletes: %v, %v unpublished", n, m)
+	}
 }
 
 func TestAuthorsAndTags(t *testing.T) {

@@ -197,40 +197,42 @@ func TestCreateDefaultsAndReads(t *testing.T) {
 				t.Fatalf("position %v", c["position"])
 			}
 		})
-		t.Run("reads", func(t *testing.T) {
-			l := e.Do("GET", productPath, nil).Expect(t, 200).List(t, "variants")
-			var titles []string
-			for i, x := range l {
-				m := x.(map[string]any)
-				titles = append(titles, m["title"].(string))
-				if m["position"] != float64(i+1) {
-					t.Fatalf("positions %v", l)
-				}
-			}
-			if strings.Join(titles, ",") != "Tiny,Pink,Red,Yellow,Green / Large,Custom" {
-				t.Fatalf("order %v", titles)
-			}
-			if count(t, e) != 6 {
-				t.Fatal("count")
-			}
-			page := e.Do("GET", productPath+"?limit=2&page=2&fields=id,title", nil).Expect(t, 200).List(t, "variants")
-			if len(page) != 2 || page[0].(map[string]any)["title"] != "Red" || len(page[0].(map[string]any)) != 2 {
-				t.Fatalf("page %v", page)
-			}
-			since := e.Do("GET", productPath+fmt.Sprintf("?since_id=%d", pink), nil).Expect(t, 200).List(t, "variants")
-			if len(since) != 4 { // the created ones; Red's id is smaller than Pink's
-				t.Fatalf("since_id %v", since)
-			}
-			one := e.Do("GET", vpath(pink)+"?fields=id,sku,inventory_quantity,position", nil).Expect(t, 200).Object(t, "variant")
-			if len(one) != 4 || one["sku"] != "IPOD2008PINK" || one["inventory_quantity"] != 10.0 || one["position"] != 2.0 {
-				t.Fatalf("got %v", one)
-			}
-			e.Do("GET", productPath+"?limit=251", nil).Expect(t, 400)
-		})
+		t.Run("reads", func(t *testing.T) { readVariants(t, e) })
 		t.Run("scopes", func(t *testing.T) {
 			e.DoAs(apitest.ReadOnlyToken, "GET", productPath, nil).Expect(t, 403)
 		})
 	}, group)
+}
+
+func readVariants(t *testing.T, e *apitest.Env) {
+	l := e.Do("GET", productPath, nil).Expect(t, 200).List(t, "variants")
+	var titles []string
+	for i, x := range l {
+		m := x.(map[string]any)
+		titles = append(titles, m["title"].(string))
+		if m["position"] != float64(i+1) {
+			t.Fatalf("positions %v", l)
+		}
+	}
+	if strings.Join(titles, ",") != "Tiny,Pink,Red,Yellow,Green / Large,Custom" {
+		t.Fatalf("order %v", titles)
+	}
+	if count(t, e) != 6 {
+		t.Fatal("count")
+	}
+	page := e.Do("GET", productPath+"?limit=2&page=2&fields=id,title", nil).Expect(t, 200).List(t, "variants")
+	if len(page) != 2 || page[0].(map[string]any)["title"] != "Red" || len(page[0].(map[string]any)) != 2 {
+		t.Fatalf("page %v", page)
+	}
+	since := e.Do("GET", productPath+fmt.Sprintf("?since_id=%d", pink), nil).Expect(t, 200).List(t, "variants")
+	if len(since) != 4 { // the created ones; Red's id is smaller than Pink's
+		t.Fatalf("since_id %v", since)
+	}
+	one := e.Do("GET", vpath(pink)+"?fields=id,sku,inventory_quantity,position", nil).Expect(t, 200).Object(t, "variant")
+	if len(one) != 4 || one["sku"] != "IPOD2008PINK" || one["inventory_quantity"] != 10.0 || one["position"] != 2.0 {
+		t.Fatalf("got %v", one)
+	}
+	e.Do("GET", productPath+"?limit=251", nil).Expect(t, 400)
 }
 
 func TestValidation(t *testing.T) {
