@@ -153,25 +153,7 @@ func TestArticles(t *testing.T) {
 		})
 		t.Run("published_at accepts date-time text and returns ISO 8601", func(t *testing.T) { articlePublishedAt(t, e) })
 		t.Run("publishing convention, update and destroy events", func(t *testing.T) { articlePublishingAndEvents(t, e) })
-		t.Run("handles are settable and unique per blog", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "Alpha"})
-			create(t, e, map[string]any{"title": "Beta"})
-			res := e.Do("PUT", path(a), map[string]any{"article": map[string]any{"handle": "beta"}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "Gamma", "handle": "beta"}}).Expect(t, 422)
-			moved := update(t, e, a, map[string]any{"handle": "alpha-moved"})
-			if moved["handle"] != "alpha-moved" {
-				t.Fatalf("got %v", moved)
-			}
-			if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
-				t.Fatalf("the old handle was not released: %v", again["handle"])
-			}
-			if evs := articleEvents(t, e, id(a)); *evs[len(evs)-1].Path != "/blogs/news/alpha-moved" {
-				t.Fatalf("path %v", *evs[len(evs)-1].Path)
-			}
-		})
+		t.Run("handles are settable and unique per blog", func(t *testing.T) { articleHandles(t, e) })
 		t.Run("delete answers {}, removes metafields and releases the handle", func(t *testing.T) { articleDeleteSteps(t, e) })
 		t.Run("a large article is deleted whole", func(t *testing.T) {
 			var many []string
@@ -219,6 +201,26 @@ func TestArticles(t *testing.T) {
 			}
 		})
 	}, group)
+}
+
+func articleHandles(t *testing.T, e *apitest.Env) {
+	a := create(t, e, map[string]any{"title": "Alpha"})
+	create(t, e, map[string]any{"title": "Beta"})
+	res := e.Do("PUT", path(a), map[string]any{"article": map[string]any{"handle": "beta"}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	e.Do("POST", news+".json", map[string]any{"article": map[string]any{"title": "Gamma", "handle": "beta"}}).Expect(t, 422)
+	moved := update(t, e, a, map[string]any{"handle": "alpha-moved"})
+	if moved["handle"] != "alpha-moved" {
+		t.Fatalf("got %v", moved)
+	}
+	if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
+		t.Fatalf("the old handle was not released: %v", again["handle"])
+	}
+	if evs := articleEvents(t, e, id(a)); *evs[len(evs)-1].Path != "/blogs/news/alpha-moved" {
+		t.Fatalf("path %v", *evs[len(evs)-1].Path)
+	}
 }
 
 func articleCreateDefaults(t *testing.T, e *apitest.Env) {

@@ -92,27 +92,7 @@ func status(t *testing.T, e *apitest.Env, id int64) string {
 
 func TestCharges(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		t.Run("validation", func(t *testing.T) {
-			cases := []struct {
-				in   M
-				want string
-			}{
-				{M{}, `{"errors":{"name":["can't be blank"],"price":["can't be blank"],"return_url":["can't be blank"]}}`},
-				{M{"name": " ", "price": 0, "return_url": "http://x.example.com"}, `{"errors":{"name":["can't be blank"],"price":["must be greater than zero"]}}`},
-				{M{"name": "P", "price": "-1", "return_url": "ftp://x.example.com"}, `{"errors":{"price":["must be greater than zero"],"return_url":["must be an absolute http or https URL"]}}`},
-				{M{"name": "P", "price": "1.005", "return_url": "/relative"}, `{"errors":{"price":["must have at most two decimal places"],"return_url":["must be an absolute http or https URL"]}}`},
-				{M{"name": "P", "price": "10000.01", "return_url": "https://x.example.com"}, `{"errors":{"price":["must be less than or equal to 10000.00"]}}`},
-				{M{"name": "P", "price": "abc", "return_url": "https://x.example.com", "test": false}, `{"errors":{"price":["is not a number"],"test":["must be true or null"]}}`},
-				{M{"name": "P", "price": 1, "return_url": "https://x.example.com", "trial_days": -1}, `{"errors":{"trial_days":["must be an integer between 0 and 1000"]}}`},
-			}
-			for _, c := range cases {
-				res := e.Do("POST", list, M{"recurring_application_charge": c.in}).Expect(t, 422)
-				if got := strings.TrimSpace(string(res.Body)); got != c.want {
-					t.Errorf("%v: got %s, want %s", c.in, got, c.want)
-				}
-			}
-			e.Do("POST", list, M{"recurring_application_charge": M{"name": "P", "price": true, "return_url": "https://x.example.com"}}).Expect(t, 422)
-		})
+		t.Run("validation", func(t *testing.T) { chargeValidation(t, e) })
 		t.Run("create", func(t *testing.T) {
 			c := create(t, e, apitest.DemoToken, M{"price": "10000.00", "return_url": "https://app.example.com/back?shop=demo&x=a%20b#frag", "test": true, "trial_days": 7})
 			id := idOf(c)
@@ -137,97 +117,7 @@ func TestCharges(t *testing.T) {
 				t.Errorf("defaults: %v", c2)
 			}
 		})
-		t.Run("page, accept, activate, cancel", func(t *testing.T) {
-			c := create(t, e, apitest.DemoToken, M{"name": `<b>Gold</b> & "more"`, "test": true, "trial_days": 3, "price": "19.99"})
-			id := idOf(c)
-			path, rec := page(t, e, c)
-			if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
-				t.Fatalf("page: %d %v", rec.Code, rec.Header())
-			}
-			body := rec.Body.String()
-			for _, s := range []string{"Demo App", "&lt;b&gt;Gold&lt;/b&gt; &amp; &#34;more&#34;", "$19.99 USD every 30 days", "3 days", "test charge", `id="accept"`, `id="decline"`} {
-				if !strings.Contains(body, s) {
-					t.Errorf("page lacks %q:\n%s", s, body)
-				}
-			}
-			if strings.Contains(body, "<b>Gold") || strings.Contains(body, "<script") {
-				t.Errorf("page is not escaped or has a script:\n%s", body)
-			}
-			h := rec.Header()
-			if h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") ||
-				!strings.Contains(h.Get("Content-Security-Policy"), "form-action 'self' http://super-duper.example.com") ||
-				h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Service-Shop-Api-Call-Limit") != "" {
-				t.Errorf("page headers: %v", h)
-			}
-			// A wrong secret, or a right one of another id, is 404; so is the page as .json with a token.
-			for _, p := range []string{flip(path), strings.Replace(path, fmt.Sprint(id), fmt.Sprint(id+1), 1), path + "/"} {
-				r := httptest.NewRecorder()
-				e.Handler.ServeHTTP(r, httptest.NewRequest("GET", p, nil))
-				if r.Code != 404 {
-					t.Errorf("GET %s: %d", p, r.Code)
-				}
-			}
-			e.Do("GET", path+".json", nil).Expect(t, 404)
-			// Without a valid form token nothing happens.
-			if r := decide(t, e, c, "accept", "forged"); r.Code != 403 {
-				t.Fatalf("forged token: %d %s", r.Code, r.Body)
-			}
-			e.Do("POST", activate(id), nil).Expect(t, 422)
-			if got := string(e.Do("POST", activate(id), nil).Body); !strings.Contains(got, `"status":["is pending; only an accepted charge can be activated"]`) {
-				t.Errorf("activate pending: %s", got)
-			}
-			r := decide(t, e, c, "accept", "")
-			if r.Code != http.StatusSeeOther || r.Header().Get("Location") != c["decorated_return_url"] {
-				t.Fatalf("accept: %d %v", r.Code, r.Header())
-			}
-			got := e.Do("GET", one(id), nil).Expect(t, 200).Object(t, "recurring_application_charge")
-			if got["status"] != "accepted" || got["billing_on"] == nil || got["confirmation_url"] != nil {
-				t.Fatalf("after accept: %v", got)
-			}
-			// Accepting again sends the owner back again; declining now shows the status.
-			if r := decide(t, e, c, "accept", ""); r.Code != http.StatusSeeOther {
-				t.Errorf("second accept: %d", r.Code)
-			}
-			if r := decide(t, e, c, "decline", ""); r.Code != http.StatusConflict || !strings.Contains(r.Body.String(), "This charge is accepted.") {
-				t.Errorf("decline after accept: %d %s", r.Code, r.Body)
-			}
-			act := e.Do("POST", activate(id), M{"recurring_application_charge": got}).Expect(t, 200).Object(t, "recurring_application_charge")
-			if act["status"] != "active" || act["activated_on"] == nil || act["trial_ends_on"] == nil || act["billing_on"] != act["trial_ends_on"] {
-				t.Fatalf("activate: %v", act)
-			}
-			if body := string(e.Do("POST", activate(id), nil).Expect(t, 422).Body); !strings.Contains(body, "is active") {
-				t.Errorf("activate twice: %s", body)
-			}
-			// A second activated charge replaces the first.
-			c2 := create(t, e, apitest.DemoToken, nil)
-			decide(t, e, c2, "accept", "")
-			e.Do("POST", activate(idOf(c2)), nil).Expect(t, 200)
-			if s := status(t, e, id); s != "cancelled" {
-				t.Errorf("first charge %s after the second's activation", s)
-			}
-			if got := e.Do("DELETE", one(idOf(c2)), nil).Expect(t, 200); strings.TrimSpace(string(got.Body)) != "{}" {
-				t.Errorf("cancel: %s", got.Body)
-			}
-			done := e.Do("GET", one(idOf(c2)), nil).Expect(t, 200).Object(t, "recurring_application_charge")
-			if done["status"] != "cancelled" || done["cancelled_on"] == nil {
-				t.Errorf("after cancel: %v", done)
-			}
-			if body := string(e.Do("POST", activate(idOf(c2)), nil).Expect(t, 422).Body); !strings.Contains(body, "is cancelled") {
-				t.Errorf("activate cancelled: %s", body)
-			}
-			e.Do("DELETE", one(idOf(c2)), nil).Expect(t, 422)
-			// Declined.
-			c3 := create(t, e, apitest.DemoToken, nil)
-			if r := decide(t, e, c3, "decline", ""); r.Code != http.StatusSeeOther {
-				t.Fatalf("decline: %d", r.Code)
-			}
-			if body := string(e.Do("POST", activate(idOf(c3)), nil).Expect(t, 422).Body); !strings.Contains(body, "is declined") {
-				t.Errorf("activate declined: %s", body)
-			}
-			if _, rec := page(t, e, c3); !strings.Contains(rec.Body.String(), "This charge is declined.") || strings.Contains(rec.Body.String(), `id="accept"`) {
-				t.Errorf("declined page: %s", rec.Body)
-			}
-		})
+		t.Run("page, accept, activate, cancel", func(t *testing.T) { chargeLifecycle(t, e) })
 		t.Run("app scoped list", func(t *testing.T) {
 			mine := create(t, e, apitest.DemoToken, nil)
 			theirs := create(t, e, apitest.ReadOnlyToken, M{"name": "Theirs"})
@@ -249,6 +139,126 @@ func TestCharges(t *testing.T) {
 			}
 		})
 	}, api.Billing)
+}
+
+func chargeValidation(t *testing.T, e *apitest.Env) {
+	cases := []struct {
+		in   M
+		want string
+	}{
+		{M{}, `{"errors":{"name":["can't be blank"],"price":["can't be blank"],"return_url":["can't be blank"]}}`},
+		{M{"name": " ", "price": 0, "return_url": "http://x.example.com"}, `{"errors":{"name":["can't be blank"],"price":["must be greater than zero"]}}`},
+		{M{"name": "P", "price": "-1", "return_url": "ftp://x.example.com"}, `{"errors":{"price":["must be greater than zero"],"return_url":["must be an absolute http or https URL"]}}`},
+		{M{"name": "P", "price": "1.005", "return_url": "/relative"}, `{"errors":{"price":["must have at most two decimal places"],"return_url":["must be an absolute http or https URL"]}}`},
+		{M{"name": "P", "price": "10000.01", "return_url": "https://x.example.com"}, `{"errors":{"price":["must be less than or equal to 10000.00"]}}`},
+		{M{"name": "P", "price": "abc", "return_url": "https://x.example.com", "test": false}, `{"errors":{"price":["is not a number"],"test":["must be true or null"]}}`},
+		{M{"name": "P", "price": 1, "return_url": "https://x.example.com", "trial_days": -1}, `{"errors":{"trial_days":["must be an integer between 0 and 1000"]}}`},
+	}
+	for _, c := range cases {
+		res := e.Do("POST", list, M{"recurring_application_charge": c.in}).Expect(t, 422)
+		if got := strings.TrimSpace(string(res.Body)); got != c.want {
+			t.Errorf("%v: got %s, want %s", c.in, got, c.want)
+		}
+	}
+	e.Do("POST", list, M{"recurring_application_charge": M{"name": "P", "price": true, "return_url": "https://x.example.com"}}).Expect(t, 422)
+}
+
+func chargeLifecycle(t *testing.T, e *apitest.Env) {
+	c := create(t, e, apitest.DemoToken, M{"name": `<b>Gold</b> & "more"`, "test": true, "trial_days": 3, "price": "19.99"})
+	id := idOf(c)
+	chargePageIsSafe(t, e, c, id)
+	// Without a valid form token nothing happens.
+	if r := decide(t, e, c, "accept", "forged"); r.Code != 403 {
+		t.Fatalf("forged token: %d %s", r.Code, r.Body)
+	}
+	e.Do("POST", activate(id), nil).Expect(t, 422)
+	if got := string(e.Do("POST", activate(id), nil).Body); !strings.Contains(got, `"status":["is pending; only an accepted charge can be activated"]`) {
+		t.Errorf("activate pending: %s", got)
+	}
+	r := decide(t, e, c, "accept", "")
+	if r.Code != http.StatusSeeOther || r.Header().Get("Location") != c["decorated_return_url"] {
+		t.Fatalf("accept: %d %v", r.Code, r.Header())
+	}
+	got := e.Do("GET", one(id), nil).Expect(t, 200).Object(t, "recurring_application_charge")
+	if got["status"] != "accepted" || got["billing_on"] == nil || got["confirmation_url"] != nil {
+		t.Fatalf("after accept: %v", got)
+	}
+	// Accepting again sends the owner back again; declining now shows the status.
+	if r := decide(t, e, c, "accept", ""); r.Code != http.StatusSeeOther {
+		t.Errorf("second accept: %d", r.Code)
+	}
+	if r := decide(t, e, c, "decline", ""); r.Code != http.StatusConflict || !strings.Contains(r.Body.String(), "This charge is accepted.") {
+		t.Errorf("decline after accept: %d %s", r.Code, r.Body)
+	}
+	act := e.Do("POST", activate(id), M{"recurring_application_charge": got}).Expect(t, 200).Object(t, "recurring_application_charge")
+	if act["status"] != "active" || act["activated_on"] == nil || act["trial_ends_on"] == nil || act["billing_on"] != act["trial_ends_on"] {
+		t.Fatalf("activate: %v", act)
+	}
+	if body := string(e.Do("POST", activate(id), nil).Expect(t, 422).Body); !strings.Contains(body, "is active") {
+		t.Errorf("activate twice: %s", body)
+	}
+	// A second activated charge replaces the first.
+	c2 := create(t, e, apitest.DemoToken, nil)
+	decide(t, e, c2, "accept", "")
+	e.Do("POST", activate(idOf(c2)), nil).Expect(t, 200)
+	if s := status(t, e, id); s != "cancelled" {
+		t.Errorf("first charge %s after the second's activation", s)
+	}
+	if got := e.Do("DELETE", one(idOf(c2)), nil).Expect(t, 200); strings.TrimSpace(string(got.Body)) != "{}" {
+		t.Errorf("cancel: %s", got.Body)
+	}
+	done := e.Do("GET", one(idOf(c2)), nil).Expect(t, 200).Object(t, "recurring_application_charge")
+	if done["status"] != "cancelled" || done["cancelled_on"] == nil {
+		t.Errorf("after cancel: %v", done)
+	}
+	if body := string(e.Do("POST", activate(idOf(c2)), nil).Expect(t, 422).Body); !strings.Contains(body, "is cancelled") {
+		t.Errorf("activate cancelled: %s", body)
+	}
+	e.Do("DELETE", one(idOf(c2)), nil).Expect(t, 422)
+	// Declined.
+	c3 := create(t, e, apitest.DemoToken, nil)
+	if r := decide(t, e, c3, "decline", ""); r.Code != http.StatusSeeOther {
+		t.Fatalf("decline: %d", r.Code)
+	}
+	if body := string(e.Do("POST", activate(idOf(c3)), nil).Expect(t, 422).Body); !strings.Contains(body, "is declined") {
+		t.Errorf("activate declined: %s", body)
+	}
+	if _, rec := page(t, e, c3); !strings.Contains(rec.Body.String(), "This charge is declined.") || strings.Contains(rec.Body.String(), `id="accept"`) {
+		t.Errorf("declined page: %s", rec.Body)
+	}
+}
+
+// chargePageIsSafe: the confirmation page shows the charge escaped, with strict headers, and only at its own secret path.
+func chargePageIsSafe(t *testing.T, e *apitest.Env, c M, id int64) {
+	t.Helper()
+	path, rec := page(t, e, c)
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("page: %d %v", rec.Code, rec.Header())
+	}
+	body := rec.Body.String()
+	for _, s := range []string{"Demo App", "&lt;b&gt;Gold&lt;/b&gt; &amp; &#34;more&#34;", "$19.99 USD every 30 days", "3 days", "test charge", `id="accept"`, `id="decline"`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("page lacks %q:\n%s", s, body)
+		}
+	}
+	if strings.Contains(body, "<b>Gold") || strings.Contains(body, "<script") {
+		t.Errorf("page is not escaped or has a script:\n%s", body)
+	}
+	h := rec.Header()
+	if h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") ||
+		!strings.Contains(h.Get("Content-Security-Policy"), "form-action 'self' http://super-duper.example.com") ||
+		h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Service-Shop-Api-Call-Limit") != "" {
+		t.Errorf("page headers: %v", h)
+	}
+	// A wrong secret, or a right one of another id, is 404; so is the page as .json with a token.
+	for _, p := range []string{flip(path), strings.Replace(path, fmt.Sprint(id), fmt.Sprint(id+1), 1), path + "/"} {
+		r := httptest.NewRecorder()
+		e.Handler.ServeHTTP(r, httptest.NewRequest("GET", p, nil))
+		if r.Code != 404 {
+			t.Errorf("GET %s: %d", p, r.Code)
+		}
+	}
+	e.Do("GET", path+".json", nil).Expect(t, 404)
 }
 
 // Concurrent activations of one app's accepted charges: every one succeeds

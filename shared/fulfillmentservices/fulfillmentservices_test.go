@@ -90,100 +90,9 @@ func TestFulfillmentServices(t *testing.T) {
 				t.Fatalf("get: %v", one)
 			}
 		})
-		t.Run("create with every field", func(t *testing.T) {
-			res := e.Do("POST", "/admin/fulfillment_services.json", body(map[string]any{
-				"name": "Mars Warehouse", "callback_url": "https://mars.example.com/callbacks", "format": "xml",
-				"inventory_management": true, "tracking_support": true, "requires_shipping_method": false,
-				"credential1": "ops@mars.example.com", "credential2": "s3cret-pass",
-			})).Expect(t, 201)
-			if strings.Contains(string(res.Body), "s3cret-pass") || strings.Contains(string(res.Body), `"credential2"`) {
-				t.Fatalf("credential2 echoed: %s", res.Body)
-			}
-			s := res.Object(t, "fulfillment_service")
-			if s["callback_url"] != "https://mars.example.com/callbacks" || s["format"] != "xml" || s["inventory_management"] != true ||
-				s["tracking_support"] != true || s["requires_shipping_method"] != false || s["credential1"] != "ops@mars.example.com" ||
-				s["credential2_exists"] != true || s["handle"] != "mars-warehouse" {
-				t.Fatalf("got %v", s)
-			}
-			get := e.Do("GET", path(s), nil).Expect(t, 200)
-			if strings.Contains(string(get.Body), "s3cret-pass") || strings.Contains(string(get.Body), "app_id") || strings.Contains(string(get.Body), "created_at") {
-				t.Fatalf("hidden fields shown: %s", get.Body)
-			}
-			// The stored record keeps the owner and the password for the provider polls.
-			svc, err := fulfillmentservices.Lookup(context.Background(), e.Deps.Store, int64(s["id"].(float64)))
-			if err != nil || svc.AppID != 1001 || svc.Credential2 != "s3cret-pass" || !svc.Credential2Exists || svc.CreatedAt.IsZero() {
-				t.Fatalf("lookup: %+v %v", svc, err)
-			}
-		})
-		t.Run("validation", func(t *testing.T) {
-			long := strings.Repeat("a", 256)
-			cases := []struct {
-				in   map[string]any
-				want string
-			}{
-				{map[string]any{}, `{"errors":{"name":["can't be blank"]}}`},
-				{map[string]any{"name": "   "}, `{"errors":{"name":["can't be blank"]}}`},
-				{map[string]any{"name": long}, `{"errors":{"name":["is too long (maximum is 255 characters)"]}}`},
-				{map[string]any{"name": "A", "format": "csv"}, `{"errors":{"format":["is not included in the list"]}}`},
-				{map[string]any{"name": "A", "format": ""}, `{"errors":{"format":["is not included in the list"]}}`},
-				{map[string]any{"name": "A", "inventory_management": true}, `{"errors":{"callback_url":["can't be blank"]}}`},
-				{map[string]any{"name": "A", "tracking_support": true, "callback_url": " "}, `{"errors":{"callback_url":["can't be blank"]}}`},
-				{map[string]any{"name": "A", "callback_url": "ftp://example.com/x"}, `{"errors":{"callback_url":["is invalid"]}}`},
-				{map[string]any{"name": "A", "callback_url": "example.com/x"}, `{"errors":{"callback_url":["is invalid"]}}`},
-				{map[string]any{"name": "A", "callback_url": "https:///path"}, `{"errors":{"callback_url":["is invalid"]}}`},
-				{map[string]any{"name": "A", "callback_url": "https://example.com/x?a=b"}, `{"errors":{"callback_url":["is invalid"]}}`},
-				{map[string]any{"name": "A", "tracking_support": true, "callback_url": "nope"}, `{"errors":{"callback_url":["is invalid"]}}`},
-				{map[string]any{"name": "A", "credential1": long}, `{"errors":{"credential1":["is too long (maximum is 255 characters)"]}}`},
-				{map[string]any{"name": "A", "inventory_management": "yes"}, `{"errors":{"inventory_management":["must be a boolean"]}}`},
-				{map[string]any{"name": nil}, `{"errors":{"name":["must be a string"]}}`},
-				{map[string]any{"name": "", "format": "csv", "inventory_management": true},
-					`{"errors":{"callback_url":["can't be blank"],"format":["is not included in the list"],"name":["can't be blank"]}}`},
-			}
-			for _, c := range cases {
-				res := e.Do("POST", "/admin/fulfillment_services.json", body(c.in)).Expect(t, 422)
-				if strings.TrimSpace(string(res.Body)) != c.want {
-					t.Errorf("%v: got %s, want %s", c.in, res.Body, c.want)
-				}
-			}
-			exact(t, e.Do("POST", "/admin/fulfillment_services.json", map[string]any{"name": "A"}).Expect(t, 400),
-				`{"errors":{"fulfillment_service":"Required parameter missing or invalid"}}`)
-			// An http callback with a port and path is fine.
-			create(t, e, apitest.DemoToken, map[string]any{"name": "Plain", "tracking_support": true, "callback_url": "http://localhost:8080/fs"})
-		})
-		t.Run("update", func(t *testing.T) {
-			s := create(t, e, apitest.DemoToken, map[string]any{"name": "Venus Depot"})
-			p := path(s)
-			up := e.Do("PUT", p, body(map[string]any{"id": s["id"], "name": "Venus Depot Two", "format": "xml",
-				"callback_url": "https://venus.example.com", "inventory_management": true, "requires_shipping_method": false,
-				"credential1": "me@venus.example.com", "credential2": "pw"})).Expect(t, 200)
-			if strings.Contains(string(up.Body), `"pw"`) {
-				t.Fatalf("credential2 echoed: %s", up.Body)
-			}
-			u := up.Object(t, "fulfillment_service")
-			if u["name"] != "Venus Depot Two" || u["service_name"] != "Venus Depot Two" || u["handle"] != "venus-depot" ||
-				u["format"] != "xml" || u["callback_url"] != "https://venus.example.com" || u["inventory_management"] != true ||
-				u["requires_shipping_method"] != false || u["credential1"] != "me@venus.example.com" || u["credential2_exists"] != true ||
-				u["id"] != s["id"] {
-				t.Fatalf("update: %v", u)
-			}
-			// The result is validated: inventory management needs the callback.
-			exact(t, e.Do("PUT", p, body(map[string]any{"callback_url": nil})).Expect(t, 422), `{"errors":{"callback_url":["can't be blank"]}}`)
-			exact(t, e.Do("PUT", p, body(map[string]any{"name": ""})).Expect(t, 422), `{"errors":{"name":["can't be blank"]}}`)
-			exact(t, e.Do("PUT", p, body(map[string]any{"format": "yaml"})).Expect(t, 422), `{"errors":{"format":["is not included in the list"]}}`)
-			exact(t, e.Do("PUT", p, body(map[string]any{"callback_url": "mailto:x@example.com"})).Expect(t, 422), `{"errors":{"callback_url":["is invalid"]}}`)
-			if g := e.Do("GET", p, nil).Expect(t, 200).Object(t, "fulfillment_service"); !reflect.DeepEqual(g, u) {
-				t.Fatalf("a rejected update changed the service: %v, was %v", g, u)
-			}
-			// Turning both flags off lets the callback go; credentials clear with null.
-			u2 := e.Do("PUT", p, body(map[string]any{"inventory_management": false, "callback_url": nil, "credential1": nil, "credential2": nil})).
-				Expect(t, 200).Object(t, "fulfillment_service")
-			if u2["callback_url"] != nil || u2["credential1"] != nil || u2["credential2_exists"] != false || u2["format"] != "xml" || u2["name"] != "Venus Depot Two" {
-				t.Fatalf("clear: %v", u2)
-			}
-			exact(t, e.Do("PUT", p, body(map[string]any{"tracking_support": true})).Expect(t, 422), `{"errors":{"callback_url":["can't be blank"]}}`)
-			e.Do("PUT", "/admin/fulfillment_services/999999999.json", body(map[string]any{"name": "x"})).Expect(t, 404)
-			e.Do("PUT", p, map[string]any{}).Expect(t, 400)
-		})
+		t.Run("create with every field", func(t *testing.T) { fulfillmentServiceCreateEveryField(t, e) })
+		t.Run("validation", func(t *testing.T) { fulfillmentServiceValidation(t, e) })
+		t.Run("update", func(t *testing.T) { fulfillmentServiceUpdate(t, e) })
 		t.Run("handles are unique", func(t *testing.T) {
 			a := create(t, e, apitest.DemoToken, map[string]any{"name": "Saturn Shipping"})
 			b := create(t, e, otherToken, map[string]any{"name": "saturn   SHIPPING!"})
@@ -208,6 +117,103 @@ func TestFulfillmentServices(t *testing.T) {
 			e.Do("GET", "/admin/fulfillment_services/abc.json", nil).Expect(t, 404)
 		})
 	})
+}
+
+func fulfillmentServiceCreateEveryField(t *testing.T, e *apitest.Env) {
+	res := e.Do("POST", "/admin/fulfillment_services.json", body(map[string]any{
+		"name": "Mars Warehouse", "callback_url": "https://mars.example.com/callbacks", "format": "xml",
+		"inventory_management": true, "tracking_support": true, "requires_shipping_method": false,
+		"credential1": "ops@mars.example.com", "credential2": "s3cret-pass",
+	})).Expect(t, 201)
+	if strings.Contains(string(res.Body), "s3cret-pass") || strings.Contains(string(res.Body), `"credential2"`) {
+		t.Fatalf("credential2 echoed: %s", res.Body)
+	}
+	s := res.Object(t, "fulfillment_service")
+	if s["callback_url"] != "https://mars.example.com/callbacks" || s["format"] != "xml" || s["inventory_management"] != true ||
+		s["tracking_support"] != true || s["requires_shipping_method"] != false || s["credential1"] != "ops@mars.example.com" ||
+		s["credential2_exists"] != true || s["handle"] != "mars-warehouse" {
+		t.Fatalf("got %v", s)
+	}
+	get := e.Do("GET", path(s), nil).Expect(t, 200)
+	if strings.Contains(string(get.Body), "s3cret-pass") || strings.Contains(string(get.Body), "app_id") || strings.Contains(string(get.Body), "created_at") {
+		t.Fatalf("hidden fields shown: %s", get.Body)
+	}
+	// The stored record keeps the owner and the password for the provider polls.
+	svc, err := fulfillmentservices.Lookup(context.Background(), e.Deps.Store, int64(s["id"].(float64)))
+	if err != nil || svc.AppID != 1001 || svc.Credential2 != "s3cret-pass" || !svc.Credential2Exists || svc.CreatedAt.IsZero() {
+		t.Fatalf("lookup: %+v %v", svc, err)
+	}
+}
+
+func fulfillmentServiceValidation(t *testing.T, e *apitest.Env) {
+	long := strings.Repeat("a", 256)
+	cases := []struct {
+		in   map[string]any
+		want string
+	}{
+		{map[string]any{}, `{"errors":{"name":["can't be blank"]}}`},
+		{map[string]any{"name": "   "}, `{"errors":{"name":["can't be blank"]}}`},
+		{map[string]any{"name": long}, `{"errors":{"name":["is too long (maximum is 255 characters)"]}}`},
+		{map[string]any{"name": "A", "format": "csv"}, `{"errors":{"format":["is not included in the list"]}}`},
+		{map[string]any{"name": "A", "format": ""}, `{"errors":{"format":["is not included in the list"]}}`},
+		{map[string]any{"name": "A", "inventory_management": true}, `{"errors":{"callback_url":["can't be blank"]}}`},
+		{map[string]any{"name": "A", "tracking_support": true, "callback_url": " "}, `{"errors":{"callback_url":["can't be blank"]}}`},
+		{map[string]any{"name": "A", "callback_url": "ftp://example.com/x"}, `{"errors":{"callback_url":["is invalid"]}}`},
+		{map[string]any{"name": "A", "callback_url": "example.com/x"}, `{"errors":{"callback_url":["is invalid"]}}`},
+		{map[string]any{"name": "A", "callback_url": "https:///path"}, `{"errors":{"callback_url":["is invalid"]}}`},
+		{map[string]any{"name": "A", "callback_url": "https://example.com/x?a=b"}, `{"errors":{"callback_url":["is invalid"]}}`},
+		{map[string]any{"name": "A", "tracking_support": true, "callback_url": "nope"}, `{"errors":{"callback_url":["is invalid"]}}`},
+		{map[string]any{"name": "A", "credential1": long}, `{"errors":{"credential1":["is too long (maximum is 255 characters)"]}}`},
+		{map[string]any{"name": "A", "inventory_management": "yes"}, `{"errors":{"inventory_management":["must be a boolean"]}}`},
+		{map[string]any{"name": nil}, `{"errors":{"name":["must be a string"]}}`},
+		{map[string]any{"name": "", "format": "csv", "inventory_management": true},
+			`{"errors":{"callback_url":["can't be blank"],"format":["is not included in the list"],"name":["can't be blank"]}}`},
+	}
+	for _, c := range cases {
+		res := e.Do("POST", "/admin/fulfillment_services.json", body(c.in)).Expect(t, 422)
+		if strings.TrimSpace(string(res.Body)) != c.want {
+			t.Errorf("%v: got %s, want %s", c.in, res.Body, c.want)
+		}
+	}
+	exact(t, e.Do("POST", "/admin/fulfillment_services.json", map[string]any{"name": "A"}).Expect(t, 400),
+		`{"errors":{"fulfillment_service":"Required parameter missing or invalid"}}`)
+	// An http callback with a port and path is fine.
+	create(t, e, apitest.DemoToken, map[string]any{"name": "Plain", "tracking_support": true, "callback_url": "http://localhost:8080/fs"})
+}
+
+func fulfillmentServiceUpdate(t *testing.T, e *apitest.Env) {
+	s := create(t, e, apitest.DemoToken, map[string]any{"name": "Venus Depot"})
+	p := path(s)
+	up := e.Do("PUT", p, body(map[string]any{"id": s["id"], "name": "Venus Depot Two", "format": "xml",
+		"callback_url": "https://venus.example.com", "inventory_management": true, "requires_shipping_method": false,
+		"credential1": "me@venus.example.com", "credential2": "pw"})).Expect(t, 200)
+	if strings.Contains(string(up.Body), `"pw"`) {
+		t.Fatalf("credential2 echoed: %s", up.Body)
+	}
+	u := up.Object(t, "fulfillment_service")
+	if u["name"] != "Venus Depot Two" || u["service_name"] != "Venus Depot Two" || u["handle"] != "venus-depot" ||
+		u["format"] != "xml" || u["callback_url"] != "https://venus.example.com" || u["inventory_management"] != true ||
+		u["requires_shipping_method"] != false || u["credential1"] != "me@venus.example.com" || u["credential2_exists"] != true ||
+		u["id"] != s["id"] {
+		t.Fatalf("update: %v", u)
+	}
+	// The result is validated: inventory management needs the callback.
+	exact(t, e.Do("PUT", p, body(map[string]any{"callback_url": nil})).Expect(t, 422), `{"errors":{"callback_url":["can't be blank"]}}`)
+	exact(t, e.Do("PUT", p, body(map[string]any{"name": ""})).Expect(t, 422), `{"errors":{"name":["can't be blank"]}}`)
+	exact(t, e.Do("PUT", p, body(map[string]any{"format": "yaml"})).Expect(t, 422), `{"errors":{"format":["is not included in the list"]}}`)
+	exact(t, e.Do("PUT", p, body(map[string]any{"callback_url": "mailto:x@example.com"})).Expect(t, 422), `{"errors":{"callback_url":["is invalid"]}}`)
+	if g := e.Do("GET", p, nil).Expect(t, 200).Object(t, "fulfillment_service"); !reflect.DeepEqual(g, u) {
+		t.Fatalf("a rejected update changed the service: %v, was %v", g, u)
+	}
+	// Turning both flags off lets the callback go; credentials clear with null.
+	u2 := e.Do("PUT", p, body(map[string]any{"inventory_management": false, "callback_url": nil, "credential1": nil, "credential2": nil})).
+		Expect(t, 200).Object(t, "fulfillment_service")
+	if u2["callback_url"] != nil || u2["credential1"] != nil || u2["credential2_exists"] != false || u2["format"] != "xml" || u2["name"] != "Venus Depot Two" {
+		t.Fatalf("clear: %v", u2)
+	}
+	exact(t, e.Do("PUT", p, body(map[string]any{"tracking_support": true})).Expect(t, 422), `{"errors":{"callback_url":["can't be blank"]}}`)
+	e.Do("PUT", "/admin/fulfillment_services/999999999.json", body(map[string]any{"name": "x"})).Expect(t, 404)
+	e.Do("PUT", p, map[string]any{}).Expect(t, 400)
 }
 
 // Lists are app-scoped unless scope=all; any app reads any service by id,

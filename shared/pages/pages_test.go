@@ -104,57 +104,8 @@ func TestPages(t *testing.T) {
 				t.Fatalf("verbs %v", verbs)
 			}
 		})
-		t.Run("handles are settable and unique on update", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "Alpha"})
-			create(t, e, map[string]any{"title": "Beta"})
-			res := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "beta"}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "Not Valid"}}).Expect(t, 422)
-			if r := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": nil}}).Expect(t, 422); strings.TrimSpace(string(r.Body)) != `{"errors":{"handle":["must be a string"]}}` {
-				t.Fatalf("null handle: %s", r.Body)
-			}
-			if r := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"body_html": nil}}).Expect(t, 422); strings.TrimSpace(string(r.Body)) != `{"errors":{"body_html":["must be a string"]}}` {
-				t.Fatalf("null body_html: %s", r.Body)
-			}
-			moved := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "alpha-moved", "title": "Alpha 2"}}).Expect(t, 200).Object(t, "page")
-			if moved["handle"] != "alpha-moved" || moved["title"] != "Alpha 2" {
-				t.Fatalf("got %v", moved)
-			}
-			if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
-				t.Fatalf("the old handle was not released: %v", again["handle"])
-			}
-			if l := e.Do("GET", "/web/pages.json?handle=alpha-moved", nil).Expect(t, 200).List(t, "pages"); len(l) != 1 {
-				t.Fatalf("handle filter %v", l)
-			}
-		})
-		t.Run("delete releases the handle, removes metafields and logs destroy", func(t *testing.T) {
-			p := create(t, e, map[string]any{"title": "Gone", "metafields": []any{
-				map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
-			owned, _, err := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("page", int64(p["id"].(float64)))})
-			if err != nil || len(owned) != 1 {
-				t.Fatalf("metafields %v %v", owned, err)
-			}
-			var m metafields.Metafield
-			records.Decode(&owned[0], &m)
-			if string(m.Value) != "25" || m.Namespace != "inventory" || m.OwnerResource != "page" {
-				t.Fatalf("metafield %+v", m)
-			}
-			e.Do("DELETE", path(p), nil).Expect(t, 200)
-			e.Do("GET", path(p), nil).Expect(t, 404)
-			owned, _, _ = e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("page", int64(p["id"].(float64)))})
-			if len(owned) != 0 {
-				t.Fatal("metafields outlive their page")
-			}
-			evs := pageEvents(t, e, p["id"].(float64))
-			if last := evs[len(evs)-1]; last.Verb != "destroy" || last.Message != `<a href="/pages/gone">Gone</a> was destroyed.` {
-				t.Fatalf("event %+v", last)
-			}
-			if c := create(t, e, map[string]any{"title": "Gone"}); c["handle"] != "gone" {
-				t.Fatalf("handle %v", c["handle"])
-			}
-		})
+		t.Run("handles are settable and unique on update", func(t *testing.T) { pageHandles(t, e) })
+		t.Run("delete releases the handle, removes metafields and logs destroy", func(t *testing.T) { pageDelete(t, e) })
 		t.Run("titles are escaped in event messages", func(t *testing.T) {
 			p := create(t, e, map[string]any{"title": `<script>alert(1)</script>`})
 			if msg := pageEvents(t, e, p["id"].(float64))[0].Message; strings.Contains(msg, "<script>") {
@@ -162,6 +113,59 @@ func TestPages(t *testing.T) {
 			}
 		})
 	}, group)
+}
+
+func pageHandles(t *testing.T, e *apitest.Env) {
+	a := create(t, e, map[string]any{"title": "Alpha"})
+	create(t, e, map[string]any{"title": "Beta"})
+	res := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "beta"}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "Not Valid"}}).Expect(t, 422)
+	if r := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": nil}}).Expect(t, 422); strings.TrimSpace(string(r.Body)) != `{"errors":{"handle":["must be a string"]}}` {
+		t.Fatalf("null handle: %s", r.Body)
+	}
+	if r := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"body_html": nil}}).Expect(t, 422); strings.TrimSpace(string(r.Body)) != `{"errors":{"body_html":["must be a string"]}}` {
+		t.Fatalf("null body_html: %s", r.Body)
+	}
+	moved := e.Do("PUT", path(a), map[string]any{"page": map[string]any{"handle": "alpha-moved", "title": "Alpha 2"}}).Expect(t, 200).Object(t, "page")
+	if moved["handle"] != "alpha-moved" || moved["title"] != "Alpha 2" {
+		t.Fatalf("got %v", moved)
+	}
+	if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
+		t.Fatalf("the old handle was not released: %v", again["handle"])
+	}
+	if l := e.Do("GET", "/web/pages.json?handle=alpha-moved", nil).Expect(t, 200).List(t, "pages"); len(l) != 1 {
+		t.Fatalf("handle filter %v", l)
+	}
+}
+
+func pageDelete(t *testing.T, e *apitest.Env) {
+	p := create(t, e, map[string]any{"title": "Gone", "metafields": []any{
+		map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
+	owned, _, err := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("page", int64(p["id"].(float64)))})
+	if err != nil || len(owned) != 1 {
+		t.Fatalf("metafields %v %v", owned, err)
+	}
+	var m metafields.Metafield
+	records.Decode(&owned[0], &m)
+	if string(m.Value) != "25" || m.Namespace != "inventory" || m.OwnerResource != "page" {
+		t.Fatalf("metafield %+v", m)
+	}
+	e.Do("DELETE", path(p), nil).Expect(t, 200)
+	e.Do("GET", path(p), nil).Expect(t, 404)
+	owned, _, _ = e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("page", int64(p["id"].(float64)))})
+	if len(owned) != 0 {
+		t.Fatal("metafields outlive their page")
+	}
+	evs := pageEvents(t, e, p["id"].(float64))
+	if last := evs[len(evs)-1]; last.Verb != "destroy" || last.Message != `<a href="/pages/gone">Gone</a> was destroyed.` {
+		t.Fatalf("event %+v", last)
+	}
+	if c := create(t, e, map[string]any{"title": "Gone"}); c["handle"] != "gone" {
+		t.Fatalf("handle %v", c["handle"])
+	}
 }
 
 func TestPageFilters(t *testing.T) {

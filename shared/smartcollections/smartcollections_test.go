@@ -230,46 +230,7 @@ func topics(ns []outbox.Notification) string {
 
 func TestSmartCollections(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		t.Run("create fills the defaults, logs an event and fires collections/create", func(t *testing.T) {
-			c := create(t, e, map[string]any{"title": "IPods", "body_html": "<p>All iPods</p>",
-				"rules": []any{rule("title", "starts_with", "ipod")}})
-			want := map[string]any{"title": "IPods", "handle": "ipods", "body_html": "<p>All iPods</p>", "published_scope": "global",
-				"sort_order": "alpha-asc", "template_suffix": nil, "products_count": 1.0, "disjunctive": false}
-			for k, v := range want {
-				if c[k] != v {
-					t.Fatalf("%s = %v, want %v (%v)", k, c[k], v, c)
-				}
-			}
-			if c["published_at"] == nil || c["updated_at"] == nil || !strings.HasSuffix(c["updated_at"].(string), "-04:00") && !strings.HasSuffix(c["updated_at"].(string), "-05:00") {
-				t.Fatalf("timestamps %v", c)
-			}
-			if _, ok := c["image"]; ok {
-				t.Fatalf("image %v", c["image"])
-			}
-			if rules := c["rules"].([]any); len(rules) != 1 || fmt.Sprint(rules[0]) != fmt.Sprint(rule("title", "starts_with", "ipod")) {
-				t.Fatalf("rules %v", c["rules"])
-			}
-			got := e.Do("GET", path(c), nil).Expect(t, 200).Object(t, "smart_collection")
-			if fmt.Sprint(got) != fmt.Sprint(c) {
-				t.Fatalf("get %v\nwant %v", got, c)
-			}
-			evs := collectionEvents(t, e, id(c))
-			if len(evs) != 1 || evs[0].Verb != "create" || evs[0].Author != "Demo App" ||
-				evs[0].Message != `New collection created: <a href="/collections/ipods">IPods</a>` {
-				t.Fatalf("events %+v", evs)
-			}
-			ns := notifications(t, e, id(c))
-			if topics(ns) != "collections/create" || ns[0].Resource != "collection" || !strings.Contains(string(ns[0].Payload), `"title":"IPods"`) {
-				t.Fatalf("notifications %+v", ns)
-			}
-			bare := create(t, e, map[string]any{"title": "Bare"})
-			if bare["body_html"] != nil || bare["products_count"] != 0.0 || len(bare["rules"].([]any)) != 0 {
-				t.Fatalf("bare %v", bare)
-			}
-			if f := e.Do("GET", path(c)+"?fields=id,products_count", nil).Expect(t, 200).Object(t, "smart_collection"); len(f) != 2 || f["products_count"] != 1.0 {
-				t.Fatalf("fields %v", f)
-			}
-		})
+		t.Run("create fills the defaults, logs an event and fires collections/create", func(t *testing.T) { smartCollectionCreate(t, e) })
 		t.Run("update changes fields, logs update and fires collections/update", func(t *testing.T) {
 			c := create(t, e, map[string]any{"title": "Summer"})
 			u := update(t, e, c, map[string]any{"id": id(c), "title": "Summer Sale", "body_html": "<b>hot</b>", "sort_order": "price-desc",
@@ -333,6 +294,47 @@ func TestSmartCollections(t *testing.T) {
 			e.DoAs("", "GET", base+".json", nil).Expect(t, 401)
 		})
 	}, group)
+}
+
+func smartCollectionCreate(t *testing.T, e *apitest.Env) {
+	c := create(t, e, map[string]any{"title": "IPods", "body_html": "<p>All iPods</p>",
+		"rules": []any{rule("title", "starts_with", "ipod")}})
+	want := map[string]any{"title": "IPods", "handle": "ipods", "body_html": "<p>All iPods</p>", "published_scope": "global",
+		"sort_order": "alpha-asc", "template_suffix": nil, "products_count": 1.0, "disjunctive": false}
+	for k, v := range want {
+		if c[k] != v {
+			t.Fatalf("%s = %v, want %v (%v)", k, c[k], v, c)
+		}
+	}
+	if c["published_at"] == nil || c["updated_at"] == nil || !strings.HasSuffix(c["updated_at"].(string), "-04:00") && !strings.HasSuffix(c["updated_at"].(string), "-05:00") {
+		t.Fatalf("timestamps %v", c)
+	}
+	if _, ok := c["image"]; ok {
+		t.Fatalf("image %v", c["image"])
+	}
+	if rules := c["rules"].([]any); len(rules) != 1 || fmt.Sprint(rules[0]) != fmt.Sprint(rule("title", "starts_with", "ipod")) {
+		t.Fatalf("rules %v", c["rules"])
+	}
+	got := e.Do("GET", path(c), nil).Expect(t, 200).Object(t, "smart_collection")
+	if fmt.Sprint(got) != fmt.Sprint(c) {
+		t.Fatalf("get %v\nwant %v", got, c)
+	}
+	evs := collectionEvents(t, e, id(c))
+	if len(evs) != 1 || evs[0].Verb != "create" || evs[0].Author != "Demo App" ||
+		evs[0].Message != `New collection created: <a href="/collections/ipods">IPods</a>` {
+		t.Fatalf("events %+v", evs)
+	}
+	ns := notifications(t, e, id(c))
+	if topics(ns) != "collections/create" || ns[0].Resource != "collection" || !strings.Contains(string(ns[0].Payload), `"title":"IPods"`) {
+		t.Fatalf("notifications %+v", ns)
+	}
+	bare := create(t, e, map[string]any{"title": "Bare"})
+	if bare["body_html"] != nil || bare["products_count"] != 0.0 || len(bare["rules"].([]any)) != 0 {
+		t.Fatalf("bare %v", bare)
+	}
+	if f := e.Do("GET", path(c)+"?fields=id,products_count", nil).Expect(t, 200).Object(t, "smart_collection"); len(f) != 2 || f["products_count"] != 1.0 {
+		t.Fatalf("fields %v", f)
+	}
 }
 
 func TestValidation(t *testing.T) {
