@@ -99,9 +99,11 @@ func field(l []map[string]any, name string) []int64 {
 	return out
 }
 
+// p2 and p3 are TestCollects' products besides the demo shop's.
+const p2, p3 = 921728736, 921728737
+
 func TestCollects(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		const p2, p3 = 921728736, 921728737
 		addProduct(t, e, p2)
 		addProduct(t, e, p3)
 		cid := newCollection(t, e, "IPods")
@@ -125,99 +127,9 @@ func TestCollects(t *testing.T) {
 				t.Fatalf("fields %v", got)
 			}
 		})
-		t.Run("validation", func(t *testing.T) {
-			res := e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["can't be blank"],"product":["can't be blank"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			res = e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{"product_id": demoProduct}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["can't be blank"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			res = post(e, 5, cid).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"product":["does not exist"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			res = post(e, demoProduct, 5).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["does not exist"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			res = post(e, demoProduct, cid).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"product_id":["already exists in this collection"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{"product_id": "x", "collection_id": cid}}).Expect(t, 422)
-			if n := productsCount(t, e, cid); n != 2 {
-				t.Fatalf("products_count after failures %v", n)
-			}
-			// Failed creates use no position up.
-			if c := link(t, e, p3, cid); c["position"] != 3.0 {
-				t.Fatalf("position %v", c["position"])
-			}
-		})
-		t.Run("a smart collection is 403 and lists its memberships", func(t *testing.T) {
-			const smart = 4242
-			addSmart(t, e, smart, demoProduct, p3)
-			res := post(e, p2, smart).Expect(t, 403)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":"Cannot add products to a smart collection"}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			members := list(t, e, fmt.Sprintf("?collection_id=%d", smart))
-			if len(members) != 2 || members[0]["product_id"] != float64(demoProduct) || members[1]["position"] != 2.0 ||
-				members[1]["sort_value"] != "0000000002" || members[0]["featured"] != false || members[0]["created_at"] != "2024-03-11T10:00:00-04:00" {
-				t.Fatalf("members %v", members)
-			}
-			if n := count(t, e, fmt.Sprintf("?collection_id=%d", smart)); n != 2 {
-				t.Fatalf("smart count %v", n)
-			}
-			// A product's collects are both kinds, by collection id.
-			of := list(t, e, fmt.Sprintf("?product_id=%d", demoProduct))
-			if got := field(of, "collection_id"); !slices.Equal(got, []int64{smart, cid}) {
-				t.Fatalf("product_id %v", got)
-			}
-			if n := count(t, e, fmt.Sprintf("?product_id=%d", demoProduct)); n != 2 {
-				t.Fatalf("product_id count %v", n)
-			}
-			if got := field(list(t, e, fmt.Sprintf("?product_id=%d&limit=1&page=2", demoProduct)), "collection_id"); !slices.Equal(got, []int64{cid}) {
-				t.Fatalf("product_id paging %v", got)
-			}
-			pair := list(t, e, fmt.Sprintf("?product_id=%d&collection_id=%d", p3, smart))
-			if len(pair) != 1 || pair[0]["position"] != 2.0 {
-				t.Fatalf("pair %v", pair)
-			}
-			if n := count(t, e, fmt.Sprintf("?product_id=%d&collection_id=%d", p2, smart)); n != 0 {
-				t.Fatalf("pair count %v", n)
-			}
-		})
-		t.Run("list and count filters", func(t *testing.T) {
-			in := list(t, e, fmt.Sprintf("?collection_id=%d", cid))
-			if got := field(in, "product_id"); !slices.Equal(got, []int64{demoProduct, p2, p3}) {
-				t.Fatalf("collection_id %v", got)
-			}
-			if got := field(in, "position"); !slices.Equal(got, []int64{1, 2, 3}) {
-				t.Fatalf("positions %v", got)
-			}
-			if n := count(t, e, fmt.Sprintf("?collection_id=%d", cid)); n != 3 {
-				t.Fatalf("collection_id count %v", n)
-			}
-			pair := list(t, e, fmt.Sprintf("?collection_id=%d&product_id=%d", cid, p2))
-			if len(pair) != 1 || pair[0]["position"] != 2.0 {
-				t.Fatalf("pair %v", pair)
-			}
-			if n := count(t, e, ""); n != 3 {
-				t.Fatalf("count %v", n)
-			}
-			if l := list(t, e, "?limit=2&page=2&fields=id,product_id"); len(l) != 1 || len(l[0]) != 2 || l[0]["product_id"] != float64(p3) {
-				t.Fatalf("paging %v", l)
-			}
-			if l := list(t, e, ""); len(l) != 3 {
-				t.Fatalf("all %v", l)
-			}
-			if l := list(t, e, "?collection_id=1"); len(l) != 0 || count(t, e, "?collection_id=1") != 0 {
-				t.Fatalf("unknown collection %v", l)
-			}
-			e.Do("GET", "/com/collects.json?product_id=abc", nil).Expect(t, 400)
-		})
+		t.Run("validation", func(t *testing.T) { collectValidation(t, e, cid) })
+		t.Run("a smart collection is 403 and lists its memberships", func(t *testing.T) { smartCollectionCollects(t, e, cid) })
+		t.Run("list and count filters", func(t *testing.T) { collectFilters(t, e, cid) })
 		t.Run("delete decrements products_count and frees the product", func(t *testing.T) {
 			c := list(t, e, fmt.Sprintf("?collection_id=%d&product_id=%d", cid, p2))[0]
 			e.Do("DELETE", fmt.Sprintf("/com/collects/%d.json", id(c)), nil).Expect(t, 200)
@@ -234,35 +146,133 @@ func TestCollects(t *testing.T) {
 				t.Fatalf("position %v", again["position"])
 			}
 		})
-		t.Run("deleting the collection removes its collects", func(t *testing.T) {
-			other := newCollection(t, e, "Other")
-			kept := link(t, e, demoProduct, other)
-			gone := list(t, e, fmt.Sprintf("?collection_id=%d", cid))
-			e.Do("DELETE", fmt.Sprintf("/com/custom_collections/%d.json", cid), nil).Expect(t, 200)
-			for _, c := range gone {
-				e.Do("GET", fmt.Sprintf("/com/collects/%d.json", id(c)), nil).Expect(t, 404)
-			}
-			if l := list(t, e, ""); len(l) != 1 || l[0]["id"] != kept["id"] {
-				t.Fatalf("left %v", l)
-			}
-			if n := count(t, e, ""); n != 1 {
-				t.Fatalf("count %v", n)
-			}
-			if got := field(list(t, e, fmt.Sprintf("?product_id=%d", demoProduct)), "collection_id"); !slices.Equal(got, []int64{4242, other}) {
-				t.Fatalf("product_id %v", got)
-			}
-			if l := list(t, e, fmt.Sprintf("?collection_id=%d", cid)); len(l) != 0 {
-				t.Fatalf("collection_id %v", l)
-			}
-			res := post(e, demoProduct, cid).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["does not exist"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-		})
+		t.Run("deleting the collection removes its collects", func(t *testing.T) { collectsGoWithTheirCollection(t, e, cid) })
 		t.Run("scopes", func(t *testing.T) {
 			e.DoAs(apitest.ReadOnlyToken, "GET", "/com/collects.json", nil).Expect(t, 403)
 		})
 	}, group)
+}
+
+func collectValidation(t *testing.T, e *apitest.Env, cid int64) {
+	res := e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["can't be blank"],"product":["can't be blank"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	res = e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{"product_id": demoProduct}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["can't be blank"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	res = post(e, 5, cid).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"product":["does not exist"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	res = post(e, demoProduct, 5).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["does not exist"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	res = post(e, demoProduct, cid).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"product_id":["already exists in this collection"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{"product_id": "x", "collection_id": cid}}).Expect(t, 422)
+	if n := productsCount(t, e, cid); n != 2 {
+		t.Fatalf("products_count after failures %v", n)
+	}
+	// Failed creates use no position up.
+	if c := link(t, e, p3, cid); c["position"] != 3.0 {
+		t.Fatalf("position %v", c["position"])
+	}
+}
+
+func smartCollectionCollects(t *testing.T, e *apitest.Env, cid int64) {
+	const smart = 4242
+	addSmart(t, e, smart, demoProduct, p3)
+	res := post(e, p2, smart).Expect(t, 403)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":"Cannot add products to a smart collection"}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	members := list(t, e, fmt.Sprintf("?collection_id=%d", smart))
+	if len(members) != 2 || members[0]["product_id"] != float64(demoProduct) || members[1]["position"] != 2.0 ||
+		members[1]["sort_value"] != "0000000002" || members[0]["featured"] != false || members[0]["created_at"] != "2024-03-11T10:00:00-04:00" {
+		t.Fatalf("members %v", members)
+	}
+	if n := count(t, e, fmt.Sprintf("?collection_id=%d", smart)); n != 2 {
+		t.Fatalf("smart count %v", n)
+	}
+	// A product's collects are both kinds, by collection id.
+	of := list(t, e, fmt.Sprintf("?product_id=%d", demoProduct))
+	if got := field(of, "collection_id"); !slices.Equal(got, []int64{smart, cid}) {
+		t.Fatalf("product_id %v", got)
+	}
+	if n := count(t, e, fmt.Sprintf("?product_id=%d", demoProduct)); n != 2 {
+		t.Fatalf("product_id count %v", n)
+	}
+	if got := field(list(t, e, fmt.Sprintf("?product_id=%d&limit=1&page=2", demoProduct)), "collection_id"); !slices.Equal(got, []int64{cid}) {
+		t.Fatalf("product_id paging %v", got)
+	}
+	pair := list(t, e, fmt.Sprintf("?product_id=%d&collection_id=%d", p3, smart))
+	if len(pair) != 1 || pair[0]["position"] != 2.0 {
+		t.Fatalf("pair %v", pair)
+	}
+	if n := count(t, e, fmt.Sprintf("?product_id=%d&collection_id=%d", p2, smart)); n != 0 {
+		t.Fatalf("pair count %v", n)
+	}
+}
+
+func collectFilters(t *testing.T, e *apitest.Env, cid int64) {
+	in := list(t, e, fmt.Sprintf("?collection_id=%d", cid))
+	if got := field(in, "product_id"); !slices.Equal(got, []int64{demoProduct, p2, p3}) {
+		t.Fatalf("collection_id %v", got)
+	}
+	if got := field(in, "position"); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Fatalf("positions %v", got)
+	}
+	if n := count(t, e, fmt.Sprintf("?collection_id=%d", cid)); n != 3 {
+		t.Fatalf("collection_id count %v", n)
+	}
+	pair := list(t, e, fmt.Sprintf("?collection_id=%d&product_id=%d", cid, p2))
+	if len(pair) != 1 || pair[0]["position"] != 2.0 {
+		t.Fatalf("pair %v", pair)
+	}
+	if n := count(t, e, ""); n != 3 {
+		t.Fatalf("count %v", n)
+	}
+	if l := list(t, e, "?limit=2&page=2&fields=id,product_id"); len(l) != 1 || len(l[0]) != 2 || l[0]["product_id"] != float64(p3) {
+		t.Fatalf("paging %v", l)
+	}
+	if l := list(t, e, ""); len(l) != 3 {
+		t.Fatalf("all %v", l)
+	}
+	if l := list(t, e, "?collection_id=1"); len(l) != 0 || count(t, e, "?collection_id=1") != 0 {
+		t.Fatalf("unknown collection %v", l)
+	}
+	e.Do("GET", "/com/collects.json?product_id=abc", nil).Expect(t, 400)
+}
+
+func collectsGoWithTheirCollection(t *testing.T, e *apitest.Env, cid int64) {
+	other := newCollection(t, e, "Other")
+	kept := link(t, e, demoProduct, other)
+	gone := list(t, e, fmt.Sprintf("?collection_id=%d", cid))
+	e.Do("DELETE", fmt.Sprintf("/com/custom_collections/%d.json", cid), nil).Expect(t, 200)
+	for _, c := range gone {
+		e.Do("GET", fmt.Sprintf("/com/collects/%d.json", id(c)), nil).Expect(t, 404)
+	}
+	if l := list(t, e, ""); len(l) != 1 || l[0]["id"] != kept["id"] {
+		t.Fatalf("left %v", l)
+	}
+	if n := count(t, e, ""); n != 1 {
+		t.Fatalf("count %v", n)
+	}
+	if got := field(list(t, e, fmt.Sprintf("?product_id=%d", demoProduct)), "collection_id"); !slices.Equal(got, []int64{4242, other}) {
+		t.Fatalf("product_id %v", got)
+	}
+	if l := list(t, e, fmt.Sprintf("?collection_id=%d", cid)); len(l) != 0 {
+		t.Fatalf("collection_id %v", l)
+	}
+	res := post(e, demoProduct, cid).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"collection":["does not exist"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
 }
 
 // Concurrent creates into one collection get distinct positions; concurrent

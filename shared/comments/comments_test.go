@@ -131,35 +131,7 @@ func errorsOf(t *testing.T, r *apitest.Response) map[string]any {
 func TestCreate(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		post1 := article(t, e, newsBlog, "First post", "first-post")
-		t.Run("pending, published now, rendered, logged", func(t *testing.T) {
-			c := create(t, e, post1, map[string]any{"body": "I *really* liked this.\nThanks!"})
-			if c["status"] != "pending" || c["published_at"] == nil || c["published_at"] != c["created_at"] || c["created_at"] != c["updated_at"] {
-				t.Fatalf("got %v", c)
-			}
-			if c["author"] != "Ann Reader" || c["email"] != "ann@example.com" || c["article_id"] != float64(post1) || c["blog_id"] != float64(newsBlog) {
-				t.Fatalf("got %v", c)
-			}
-			if c["body_html"] != "<p>I <strong>really</strong> liked this.<br />\nThanks!</p>" || c["body"] != "I *really* liked this.\nThanks!" {
-				t.Fatalf("body_html %q", c["body_html"])
-			}
-			// httptest's client address; no User-Agent header was sent.
-			if c["ip"] != "192.0.2.1" || c["user_agent"] != nil {
-				t.Fatalf("ip %v user_agent %v", c["ip"], c["user_agent"])
-			}
-			if got := e.Do("GET", path(c, ""), nil).Expect(t, 200).Object(t, "comment"); fmt.Sprint(got) != fmt.Sprint(c) {
-				t.Fatalf("read back %v, created %v", got, c)
-			}
-			evs := commentEvents(t, e, idOf(c))
-			if len(evs) != 1 {
-				t.Fatalf("events %+v", evs)
-			}
-			ev := evs[0]
-			if ev.Verb != "create" || ev.SubjectType != "Comment" || ev.SubjectID != idOf(c) || ev.Author != "Demo App" ||
-				ev.Message != `New comment for <a href="/blogs/news/first-post">First post</a> : I *really* liked this.`+"\nThanks!" ||
-				ev.Path == nil || *ev.Path != "/blogs/news/first-post" {
-				t.Fatalf("event %+v", ev)
-			}
-		})
+		t.Run("pending, published now, rendered, logged", func(t *testing.T) { commentCreatePending(t, e, post1) })
 		t.Run("ip and user agent from the body", func(t *testing.T) {
 			c := create(t, e, post1, map[string]any{"ip": "203.0.113.9", "user_agent": "Mozilla/5.0 (X11)"})
 			if c["ip"] != "203.0.113.9" || c["user_agent"] != "Mozilla/5.0 (X11)" {
@@ -174,28 +146,7 @@ func TestCreate(t *testing.T) {
 				t.Fatalf("got %s", res.Body)
 			}
 		})
-		t.Run("ip and user agent from the request", func(t *testing.T) {
-			body := map[string]any{"comment": fields(post1, nil)}
-			c := post(t, e, body, "198.51.100.7:5555", map[string]string{"User-Agent": "Reader/1.0",
-				"X-Forwarded-For": "203.0.113.50, 10.0.0.1"}).Expect(t, 201).Object(t, "comment")
-			if c["ip"] != "203.0.113.50" || c["user_agent"] != "Reader/1.0" {
-				t.Fatalf("got %v %v", c["ip"], c["user_agent"])
-			}
-			c = post(t, e, body, "198.51.100.7:5555", nil).Expect(t, 201).Object(t, "comment")
-			if c["ip"] != "198.51.100.7" {
-				t.Fatalf("got %v", c["ip"])
-			}
-			c = post(t, e, body, "[2001:db8::7]:443", map[string]string{"X-Forwarded-For": "garbage"}).Expect(t, 201).Object(t, "comment")
-			if c["ip"] != "2001:db8::7" {
-				t.Fatalf("got %v", c["ip"])
-			}
-			// The body wins over the request.
-			body = map[string]any{"comment": fields(post1, map[string]any{"ip": "192.0.2.77", "user_agent": "Body/2"})}
-			c = post(t, e, body, "", map[string]string{"User-Agent": "Header/1", "X-Forwarded-For": "203.0.113.50"}).Expect(t, 201).Object(t, "comment")
-			if c["ip"] != "192.0.2.77" || c["user_agent"] != "Body/2" {
-				t.Fatalf("got %v %v", c["ip"], c["user_agent"])
-			}
-		})
+		t.Run("ip and user agent from the request", func(t *testing.T) { commentIPFromRequest(t, e, post1) })
 		t.Run("hostile bodies are escaped", func(t *testing.T) {
 			hostile := `<script>alert("x")</script> <img src=x onerror=alert(1)> "click":javascript:alert(1)`
 			c := create(t, e, post1, map[string]any{"body": hostile, "author": "<b>Mallory</b>"})
@@ -223,47 +174,7 @@ func TestCreate(t *testing.T) {
 				t.Fatalf("message %s", msg)
 			}
 		})
-		t.Run("validation", func(t *testing.T) {
-			before := e.Do("GET", "/web/comments/count.json", nil).Expect(t, 200).JSON(t)["count"]
-			res := e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"author": nil, "body": "  "})}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"author":["can't be blank"],"body":["can't be blank"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			for _, email := range []any{nil, "", "ann", "ann@", "@example.com", "ann@example", "ann@@example.com",
-				"Ann <ann@example.com>", "ann @example.com", "ann@exa_mple.com", "ann@.example.com", "ann..b@example.com"} {
-				res := e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"email": email})}).Expect(t, 422)
-				if strings.TrimSpace(string(res.Body)) != `{"errors":{"email":["is invalid"]}}` {
-					t.Fatalf("email %q: %s", email, res.Body)
-				}
-			}
-			res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"blog_id": nil, "article_id": nil})}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"article_id":["can't be blank"],"blog_id":["can't be blank"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(999999, nil)}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"article_id":["does not exist"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			other := putRecord(t, e, "blog", map[string]any{"title": "Recipes", "handle": "recipes"})
-			res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"blog_id": other})}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"blog_id":["does not match the article's blog"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"body": strings.Repeat("x", 20001)})}).Expect(t, 422)
-			if _, ok := errorsOf(t, res)["body"]; !ok {
-				t.Fatalf("got %s", res.Body)
-			}
-			e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"article_id": "x"})}).Expect(t, 422)
-			e.Do("POST", "/web/comments.json", map[string]any{"nope": map[string]any{}}).Expect(t, 400)
-			if after := e.Do("GET", "/web/comments/count.json", nil).Expect(t, 200).JSON(t)["count"]; after != before {
-				t.Fatalf("a rejected comment was stored: %v -> %v", before, after)
-			}
-			for _, email := range []string{"a.b+tag@mail.example.co.uk", " ann@example.com "} {
-				if c := create(t, e, post1, map[string]any{"email": email}); c["email"] != strings.TrimSpace(email) {
-					t.Fatalf("email %v", c["email"])
-				}
-			}
-		})
+		t.Run("validation", func(t *testing.T) { commentValidation(t, e, post1) })
 		t.Run("scopes and unknown ids", func(t *testing.T) {
 			c := create(t, e, post1, nil)
 			e.DoAs(apitest.ReadOnlyToken, "GET", path(c, ""), nil).Expect(t, 200)
@@ -279,6 +190,101 @@ func TestCreate(t *testing.T) {
 			}
 		})
 	}, group)
+}
+
+func commentCreatePending(t *testing.T, e *apitest.Env, post1 int64) {
+	c := create(t, e, post1, map[string]any{"body": "I *really* liked this.\nThanks!"})
+	if c["status"] != "pending" || c["published_at"] == nil || c["published_at"] != c["created_at"] || c["created_at"] != c["updated_at"] {
+		t.Fatalf("got %v", c)
+	}
+	if c["author"] != "Ann Reader" || c["email"] != "ann@example.com" || c["article_id"] != float64(post1) || c["blog_id"] != float64(newsBlog) {
+		t.Fatalf("got %v", c)
+	}
+	if c["body_html"] != "<p>I <strong>really</strong> liked this.<br />\nThanks!</p>" || c["body"] != "I *really* liked this.\nThanks!" {
+		t.Fatalf("body_html %q", c["body_html"])
+	}
+	// httptest's client address; no User-Agent header was sent.
+	if c["ip"] != "192.0.2.1" || c["user_agent"] != nil {
+		t.Fatalf("ip %v user_agent %v", c["ip"], c["user_agent"])
+	}
+	if got := e.Do("GET", path(c, ""), nil).Expect(t, 200).Object(t, "comment"); fmt.Sprint(got) != fmt.Sprint(c) {
+		t.Fatalf("read back %v, created %v", got, c)
+	}
+	evs := commentEvents(t, e, idOf(c))
+	if len(evs) != 1 {
+		t.Fatalf("events %+v", evs)
+	}
+	ev := evs[0]
+	if ev.Verb != "create" || ev.SubjectType != "Comment" || ev.SubjectID != idOf(c) || ev.Author != "Demo App" ||
+		ev.Message != `New comment for <a href="/blogs/news/first-post">First post</a> : I *really* liked this.`+"\nThanks!" ||
+		ev.Path == nil || *ev.Path != "/blogs/news/first-post" {
+		t.Fatalf("event %+v", ev)
+	}
+}
+
+func commentIPFromRequest(t *testing.T, e *apitest.Env, post1 int64) {
+	body := map[string]any{"comment": fields(post1, nil)}
+	c := post(t, e, body, "198.51.100.7:5555", map[string]string{"User-Agent": "Reader/1.0",
+		"X-Forwarded-For": "203.0.113.50, 10.0.0.1"}).Expect(t, 201).Object(t, "comment")
+	if c["ip"] != "203.0.113.50" || c["user_agent"] != "Reader/1.0" {
+		t.Fatalf("got %v %v", c["ip"], c["user_agent"])
+	}
+	c = post(t, e, body, "198.51.100.7:5555", nil).Expect(t, 201).Object(t, "comment")
+	if c["ip"] != "198.51.100.7" {
+		t.Fatalf("got %v", c["ip"])
+	}
+	c = post(t, e, body, "[2001:db8::7]:443", map[string]string{"X-Forwarded-For": "garbage"}).Expect(t, 201).Object(t, "comment")
+	if c["ip"] != "2001:db8::7" {
+		t.Fatalf("got %v", c["ip"])
+	}
+	// The body wins over the request.
+	body = map[string]any{"comment": fields(post1, map[string]any{"ip": "192.0.2.77", "user_agent": "Body/2"})}
+	c = post(t, e, body, "", map[string]string{"User-Agent": "Header/1", "X-Forwarded-For": "203.0.113.50"}).Expect(t, 201).Object(t, "comment")
+	if c["ip"] != "192.0.2.77" || c["user_agent"] != "Body/2" {
+		t.Fatalf("got %v %v", c["ip"], c["user_agent"])
+	}
+}
+
+func commentValidation(t *testing.T, e *apitest.Env, post1 int64) {
+	before := e.Do("GET", "/web/comments/count.json", nil).Expect(t, 200).JSON(t)["count"]
+	res := e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"author": nil, "body": "  "})}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"author":["can't be blank"],"body":["can't be blank"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	for _, email := range []any{nil, "", "ann", "ann@", "@example.com", "ann@example", "ann@@example.com",
+		"Ann <ann@example.com>", "ann @example.com", "ann@exa_mple.com", "ann@.example.com", "ann..b@example.com"} {
+		res := e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"email": email})}).Expect(t, 422)
+		if strings.TrimSpace(string(res.Body)) != `{"errors":{"email":["is invalid"]}}` {
+			t.Fatalf("email %q: %s", email, res.Body)
+		}
+	}
+	res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"blog_id": nil, "article_id": nil})}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"article_id":["can't be blank"],"blog_id":["can't be blank"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(999999, nil)}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"article_id":["does not exist"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	other := putRecord(t, e, "blog", map[string]any{"title": "Recipes", "handle": "recipes"})
+	res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"blog_id": other})}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"blog_id":["does not match the article's blog"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	res = e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"body": strings.Repeat("x", 20001)})}).Expect(t, 422)
+	if _, ok := errorsOf(t, res)["body"]; !ok {
+		t.Fatalf("got %s", res.Body)
+	}
+	e.Do("POST", "/web/comments.json", map[string]any{"comment": fields(post1, map[string]any{"article_id": "x"})}).Expect(t, 422)
+	e.Do("POST", "/web/comments.json", map[string]any{"nope": map[string]any{}}).Expect(t, 400)
+	if after := e.Do("GET", "/web/comments/count.json", nil).Expect(t, 200).JSON(t)["count"]; after != before {
+		t.Fatalf("a rejected comment was stored: %v -> %v", before, after)
+	}
+	for _, email := range []string{"a.b+tag@mail.example.co.uk", " ann@example.com "} {
+		if c := create(t, e, post1, map[string]any{"email": email}); c["email"] != strings.TrimSpace(email) {
+			t.Fatalf("email %v", c["email"])
+		}
+	}
 }
 
 func TestUpdate(t *testing.T) {
@@ -452,116 +458,166 @@ func TestFilters(t *testing.T) {
 		for i, c := range []map[string]any{c1, c2, c3} { // the actions moved updated_at
 			edit(t, e, idOf(c), func(x *comments.Comment) { x.UpdatedAt = day(i + 20) })
 		}
-
-		ids := func(q string) string {
-			t.Helper()
-			var out []string
-			for _, c := range e.Do("GET", "/web/comments.json"+q, nil).Expect(t, 200).List(t, "comments") {
-				out = append(out, fmt.Sprint(int64(c.(map[string]any)["id"].(float64))))
-			}
-			return strings.Join(out, ",")
-		}
-		count := func(q string) float64 {
-			t.Helper()
-			return e.Do("GET", "/web/comments/count.json"+q, nil).Expect(t, 200).JSON(t)["count"].(float64)
-		}
-		of := func(cs ...map[string]any) string {
-			var out []string
-			for _, c := range cs {
-				out = append(out, fmt.Sprint(idOf(c)))
-			}
-			return strings.Join(out, ",")
-		}
-		// check compares the list, and the count unless q pages.
-		check := func(q string, want ...map[string]any) {
-			t.Helper()
-			if got := ids(q); got != of(want...) {
-				t.Fatalf("%s: got %s, want %s", q, got, of(want...))
-			}
-			if strings.Contains(q, "limit") || strings.Contains(q, "since_id") {
-				return
-			}
-			if n := count(q); n != float64(len(want)) {
-				t.Fatalf("count%s: %v, want %d", q, n, len(want))
-			}
-		}
-		check("", c1, c2, c3, c4, c5)
-		check(fmt.Sprintf("?article_id=%d", a1), c1, c2)
-		check(fmt.Sprintf("?article_id=%d", a3), c4, c5)
-		check(fmt.Sprintf("?blog_id=%d", newsBlog), c1, c2, c3)
-		check(fmt.Sprintf("?blog_id=%d", recipes), c4, c5)
-		check(fmt.Sprintf("?blog_id=%d&article_id=%d", newsBlog, a2), c3)
-		check(fmt.Sprintf("?blog_id=%d&article_id=%d", recipes, a2))
-		check("?article_id=424242")
-		check(fmt.Sprintf("?since_id=%d", idOf(c2)), c3, c4, c5)
-		check(fmt.Sprintf("?blog_id=%d&since_id=%d", newsBlog, idOf(c1)), c2, c3)
-		check("?status=published", c1)
-		check("?status=spam", c2)
-		check("?status=removed", c3)
-		check("?status=unapproved", c4)
-		check("?status=pending", c5)
-		check("?published_status=published", c1)
-		check("?published_status=unpublished", c2, c3, c4, c5)
-		check("?published_status=any", c1, c2, c3, c4, c5)
-		check(fmt.Sprintf("?published_status=unpublished&blog_id=%d", recipes), c4, c5)
-		check(fmt.Sprintf("?status=pending&article_id=%d", a3), c5)
-		// Dates: the shop is in America/New_York; c2 was created 2025-01-02 07:00 there.
-		check("?created_at_min="+url.QueryEscape("2025-01-02 07:00"), c3, c4, c5)
-		check("?created_at_min="+url.QueryEscape("2025-01-02 06:59"), c2, c3, c4, c5)
-		check("?created_at_max=2025-01-03", c1, c2)
-		check("?created_at_min="+url.QueryEscape("2025-01-02T12:00:00Z")+"&created_at_max="+url.QueryEscape("2025-01-04T12:00:01+00:00"), c3, c4)
-		check("?updated_at_min=2025-01-22&updated_at_max=2025-01-24", c3, c4)
-		check("?published_at_max="+url.QueryEscape("2025-01-03 07:01"), c1, c2, c3)
-		check(fmt.Sprintf("?published_at_min=2025-01-02&article_id=%d", a3), c4, c5)
-		// Each filter reads only its matches (or, combined, what its most
-		// selective index yields), its count no more.
-		whole := e.Do("GET", "/web/comments.json?limit=250", nil).Expect(t, 200).List(t, "comments")
-		is := func(field string, value any) func(map[string]any) bool {
-			return func(r map[string]any) bool { return r[field] == value }
-		}
-		filters := []apitest.Filter{
-			{Query: "status=spam", Keep: is("status", "spam")},
-			{Query: "published_status=unpublished", Keep: func(r map[string]any) bool { return r["status"] != "published" }},
-			{Query: fmt.Sprintf("article_id=%d", a3), Keep: is("article_id", float64(a3))},
-			{Query: fmt.Sprintf("blog_id=%d&status=removed", newsBlog), Keep: func(r map[string]any) bool { return r["blog_id"] == float64(newsBlog) && r["status"] == "removed" },
-				Source: is("blog_id", float64(newsBlog))},
-			{Query: "status=published&published_status=published", Keep: is("status", "published")},
-			{Query: "status=pending&updated_at_min=2025-01-22", Keep: is("status", "pending")},
-		}
-		for _, field := range []string{"created_at", "updated_at", "published_at"} {
-			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
-		}
-		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/comments.json", Count: "/web/comments/count.json", Key: "comments"}, whole, filters)
-		// Paging and fields.
-		check("?limit=2", c1, c2)
-		check("?limit=2&page=2", c3, c4)
-		check("?limit=2&page=3", c5)
-		check("?limit=2&page=4")
-		if l := e.Do("GET", "/web/comments.json?fields=id,status&limit=1", nil).Expect(t, 200).List(t, "comments"); len(l) != 1 || len(l[0].(map[string]any)) != 2 {
-			t.Fatalf("fields %v", l)
-		}
-		// Bad parameters name themselves.
-		for q, name := range map[string]string{"status=hidden": "status", "published_status=sometimes": "published_status",
-			"article_id=x": "article_id", "blog_id=-1": "blog_id", "created_at_min=soon": "created_at_min", "limit=251": "limit"} {
-			for _, p := range []string{"/web/comments.json?", "/web/comments/count.json?"} {
-				if p == "/web/comments/count.json?" && name == "limit" {
-					continue
-				}
-				res := e.Do("GET", p+q, nil).Expect(t, 400)
-				if _, ok := errorsOf(t, res)[name]; !ok {
-					t.Fatalf("%s%s: %s", p, q, res.Body)
-				}
-			}
-		}
-		// The article and blog filters read their index partitions only: a
-		// comment item outside the indexes is seen by the unfiltered list alone.
-		stray := putRecord(t, e, "comment", map[string]any{"article_id": a1, "blog_id": newsBlog, "status": "published"})
-		if got := ids(""); !strings.HasSuffix(got, fmt.Sprint(stray)) {
-			t.Fatalf("unfiltered %s", got)
-		}
-		check(fmt.Sprintf("?article_id=%d", a1), c1, c2)
-		check(fmt.Sprintf("?blog_id=%d&status=published", newsBlog), c1)
+		r := &commentFilterRun{t: t, e: e, recipes: recipes, a1: a1, a2: a2, a3: a3, c1: c1, c2: c2, c3: c3, c4: c4, c5: c5}
+		r.articleBlogAndStatusFilters()
+		r.dateFilters()
+		r.filtersReadOnlyTheirMatches()
+		r.pagingFieldsAndBadParameters()
+		r.filtersReadTheirIndexes()
 	}, group)
+}
+
+// commentFilterRun is one store's TestFilters: a recipes blog, articles a1 and a2 (news) and a3 (recipes), and comments c1 published, c2 spam, c3 removed, c4 unapproved, c5 pending.
+type commentFilterRun struct {
+	t       *testing.T
+	e       *apitest.Env
+	recipes int64
+	a1      int64
+	a2      int64
+	a3      int64
+	c1      map[string]any
+	c2      map[string]any
+	c3      map[string]any
+	c4      map[string]any
+	c5      map[string]any
+}
+
+// ids lists the comments of q, their ids joined by commas.
+func (r *commentFilterRun) ids(q string) string {
+	r.t.Helper()
+	var out []string
+	for _, c := range r.e.Do("GET", "/web/comments.json"+q, nil).Expect(r.t, 200).List(r.t, "comments") {
+		out = append(out, fmt.Sprint(int64(c.(map[string]any)["id"].(float64))))
+	}
+	return strings.Join(out, ",")
+}
+
+func (r *commentFilterRun) count(q string) float64 {
+	r.t.Helper()
+	return r.e.Do("GET", "/web/comments/count.json"+q, nil).Expect(r.t, 200).JSON(r.t)["count"].(float64)
+}
+
+func (r *commentFilterRun) of(cs ...map[string]any) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprint(idOf(c)))
+	}
+	return strings.Join(out, ",")
+}
+
+// check compares the list, and the count unless q pages.
+func (r *commentFilterRun) check(q string, want ...map[string]any) {
+	r.t.Helper()
+	if got := r.ids(q); got != r.of(want...) {
+		r.t.Fatalf("%s: got %s, want %s", q, got, r.of(want...))
+	}
+	if strings.Contains(q, "limit") || strings.Contains(q, "since_id") {
+		return
+	}
+	if n := r.count(q); n != float64(len(want)) {
+		r.t.Fatalf("count%s: %v, want %d", q, n, len(want))
+	}
+}
+
+// articleBlogAndStatusFilters: the article, blog, since_id, status and published_status filters, alone and combined.
+func (r *commentFilterRun) articleBlogAndStatusFilters() {
+	recipes, a1, a2, a3, c1, c2, c3, c4, c5, check := r.recipes, r.a1, r.a2, r.a3, r.c1, r.c2, r.c3, r.c4, r.c5, r.check
+	check("", c1, c2, c3, c4, c5)
+	check(fmt.Sprintf("?article_id=%d", a1), c1, c2)
+	check(fmt.Sprintf("?article_id=%d", a3), c4, c5)
+	check(fmt.Sprintf("?blog_id=%d", newsBlog), c1, c2, c3)
+	check(fmt.Sprintf("?blog_id=%d", recipes), c4, c5)
+	check(fmt.Sprintf("?blog_id=%d&article_id=%d", newsBlog, a2), c3)
+	check(fmt.Sprintf("?blog_id=%d&article_id=%d", recipes, a2))
+	check("?article_id=424242")
+	check(fmt.Sprintf("?since_id=%d", idOf(c2)), c3, c4, c5)
+	check(fmt.Sprintf("?blog_id=%d&since_id=%d", newsBlog, idOf(c1)), c2, c3)
+	check("?status=published", c1)
+	check("?status=spam", c2)
+	check("?status=removed", c3)
+	check("?status=unapproved", c4)
+	check("?status=pending", c5)
+	check("?published_status=published", c1)
+	check("?published_status=unpublished", c2, c3, c4, c5)
+	check("?published_status=any", c1, c2, c3, c4, c5)
+	check(fmt.Sprintf("?published_status=unpublished&blog_id=%d", recipes), c4, c5)
+	check(fmt.Sprintf("?status=pending&article_id=%d", a3), c5)
+}
+
+// dateFilters: the created, updated and published bounds, read in the shop's zone.
+func (r *commentFilterRun) dateFilters() {
+	a3, c1, c2, c3, c4, c5, check := r.a3, r.c1, r.c2, r.c3, r.c4, r.c5, r.check
+	// Dates: the shop is in America/New_York; c2 was created 2025-01-02 07:00 there.
+	check("?created_at_min="+url.QueryEscape("2025-01-02 07:00"), c3, c4, c5)
+	check("?created_at_min="+url.QueryEscape("2025-01-02 06:59"), c2, c3, c4, c5)
+	check("?created_at_max=2025-01-03", c1, c2)
+	check("?created_at_min="+url.QueryEscape("2025-01-02T12:00:00Z")+"&created_at_max="+url.QueryEscape("2025-01-04T12:00:01+00:00"), c3, c4)
+	check("?updated_at_min=2025-01-22&updated_at_max=2025-01-24", c3, c4)
+	check("?published_at_max="+url.QueryEscape("2025-01-03 07:01"), c1, c2, c3)
+	check(fmt.Sprintf("?published_at_min=2025-01-02&article_id=%d", a3), c4, c5)
+}
+
+// filtersReadOnlyTheirMatches: each filter reads only its matches, its count no more.
+func (r *commentFilterRun) filtersReadOnlyTheirMatches() {
+	t, e, a3 := r.t, r.e, r.a3
+	// Each filter reads only its matches (or, combined, what its most
+	// selective index yields), its count no more.
+	whole := e.Do("GET", "/web/comments.json?limit=250", nil).Expect(t, 200).List(t, "comments")
+	is := func(field string, value any) func(map[string]any) bool {
+		return func(r map[string]any) bool { return r[field] == value }
+	}
+	filters := []apitest.Filter{
+		{Query: "status=spam", Keep: is("status", "spam")},
+		{Query: "published_status=unpublished", Keep: func(r map[string]any) bool { return r["status"] != "published" }},
+		{Query: fmt.Sprintf("article_id=%d", a3), Keep: is("article_id", float64(a3))},
+		{Query: fmt.Sprintf("blog_id=%d&status=removed", newsBlog), Keep: func(r map[string]any) bool { return r["blog_id"] == float64(newsBlog) && r["status"] == "removed" },
+			Source: is("blog_id", float64(newsBlog))},
+		{Query: "status=published&published_status=published", Keep: is("status", "published")},
+		{Query: "status=pending&updated_at_min=2025-01-22", Keep: is("status", "pending")},
+	}
+	for _, field := range []string{"created_at", "updated_at", "published_at"} {
+		filters = append(filters, apitest.RangeFilters(t, field, whole)...)
+	}
+	apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/web/comments.json", Count: "/web/comments/count.json", Key: "comments"}, whole, filters)
+}
+
+// pagingFieldsAndBadParameters: paging, fields, and bad parameters that name themselves.
+func (r *commentFilterRun) pagingFieldsAndBadParameters() {
+	t, e, c1, c2, c3, c4, c5, check := r.t, r.e, r.c1, r.c2, r.c3, r.c4, r.c5, r.check
+	// Paging and fields.
+	check("?limit=2", c1, c2)
+	check("?limit=2&page=2", c3, c4)
+	check("?limit=2&page=3", c5)
+	check("?limit=2&page=4")
+	if l := e.Do("GET", "/web/comments.json?fields=id,status&limit=1", nil).Expect(t, 200).List(t, "comments"); len(l) != 1 || len(l[0].(map[string]any)) != 2 {
+		t.Fatalf("fields %v", l)
+	}
+	// Bad parameters name themselves.
+	for q, name := range map[string]string{"status=hidden": "status", "published_status=sometimes": "published_status",
+		"article_id=x": "article_id", "blog_id=-1": "blog_id", "created_at_min=soon": "created_at_min", "limit=251": "limit"} {
+		for _, p := range []string{"/web/comments.json?", "/web/comments/count.json?"} {
+			if p == "/web/comments/count.json?" && name == "limit" {
+				continue
+			}
+			res := e.Do("GET", p+q, nil).Expect(t, 400)
+			if _, ok := errorsOf(t, res)[name]; !ok {
+				t.Fatalf("%s%s: %s", p, q, res.Body)
+			}
+		}
+	}
+}
+
+// filtersReadTheirIndexes: a comment item outside the indexes is seen by the unfiltered list alone.
+func (r *commentFilterRun) filtersReadTheirIndexes() {
+	t, e, a1, c1, c2, ids, check := r.t, r.e, r.a1, r.c1, r.c2, r.ids, r.check
+	// The article and blog filters read their index partitions only: a
+	// comment item outside the indexes is seen by the unfiltered list alone.
+	stray := putRecord(t, e, "comment", map[string]any{"article_id": a1, "blog_id": newsBlog, "status": "published"})
+	if got := ids(""); !strings.HasSuffix(got, fmt.Sprint(stray)) {
+		t.Fatalf("unfiltered %s", got)
+	}
+	check(fmt.Sprintf("?article_id=%d", a1), c1, c2)
+	check(fmt.Sprintf("?blog_id=%d&status=published", newsBlog), c1)
 }
 
 // The moderation actions take no body: nothing or any JSON object is
