@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"image"
 	"image/png"
 	"net/http"
@@ -200,42 +201,7 @@ func TestCustomCollections(t *testing.T) {
 				t.Fatalf("notifications %+v", ns)
 			}
 		})
-		t.Run("validation", func(t *testing.T) {
-			res := e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"body_html": "x"}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"title":["can't be blank"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			// null is no handle (absent is: one is made from the title), nor collects
-			res = e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "handle": nil}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["must be a string"]}}` {
-				t.Fatalf("null handle: %s", res.Body)
-			}
-			res = e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "collects": nil}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"collects":["must be an array"]}}` {
-				t.Fatalf("null collects: %s", res.Body)
-			}
-			for name, fields := range map[string]map[string]any{
-				"title":      {"title": strings.Repeat("x", 256)},
-				"sort_order": {"title": "x", "sort_order": "random"},
-				"handle":     {"title": "x", "handle": "Not Valid"},
-				"collects":   {"title": "x", "collects": []any{map[string]any{"product_id": 999999}}},
-				"image":      {"title": "x", "image": "https://example.com/a.png"},
-				"metafields.key": {"title": "x", "metafields": []any{
-					map[string]any{"namespace": "abc", "key": "", "value": "v", "value_type": "string"}}},
-			} {
-				res := e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": fields}).Expect(t, 422)
-				if _, ok := res.JSON(t)["errors"].(map[string]any)[name]; !ok {
-					t.Fatalf("%s: %s", name, res.Body)
-				}
-			}
-			if n := count(t, e, "?title=x"); n != 0 {
-				t.Fatalf("a rejected collection was stored: %v", n)
-			}
-			ok := create(t, e, map[string]any{"title": strings.Repeat("é", 255), "sort_order": "manual", "template_suffix": "custom"})
-			if ok["sort_order"] != "manual" || ok["template_suffix"] != "custom" || len(ok["handle"].(string)) != 255 {
-				t.Fatalf("got %v", ok)
-			}
-		})
+		t.Run("validation", func(t *testing.T) { customCollectionValidation(t, e) })
 		t.Run("collects on create link products", func(t *testing.T) {
 			addProduct(t, e, 921728736, "IPod Touch 8GB")
 			c := create(t, e, map[string]any{"title": "Linked", "collects": []any{
@@ -264,40 +230,7 @@ func TestCustomCollections(t *testing.T) {
 				t.Fatal("stored")
 			}
 		})
-		t.Run("publishing convention and update events", func(t *testing.T) {
-			c := create(t, e, map[string]any{"title": "Hidden", "published": false})
-			if c["published_at"] != nil {
-				t.Fatalf("published_at %v", c["published_at"])
-			}
-			clk.Advance(time.Second) // updated_at has second precision
-			shown := update(t, e, c, map[string]any{"id": id(c), "published": true})
-			if shown["published_at"] == nil || shown["updated_at"] == c["updated_at"] || shown["products_count"] != 0.0 {
-				t.Fatalf("got %v", shown)
-			}
-			if hidden := update(t, e, c, map[string]any{"published": false, "sort_order": "best-selling"}); hidden["published_at"] != nil || hidden["sort_order"] != "best-selling" {
-				t.Fatalf("got %v", hidden)
-			}
-			changed := update(t, e, c, map[string]any{"body_html": "new", "title": "Shown", "template_suffix": "alt"})
-			if changed["body_html"] != "new" || changed["title"] != "Shown" || changed["handle"] != "hidden" || changed["template_suffix"] != "alt" {
-				t.Fatalf("got %v", changed)
-			}
-			if v := verbs(collectionEvents(t, e, id(c))); v != "create,published,unpublished,update" {
-				t.Fatalf("verbs %v", v)
-			}
-			if msg := collectionEvents(t, e, id(c))[2].Message; msg != `<a href="/collections/hidden">Hidden</a> was hidden.` {
-				t.Fatalf("message %s", msg)
-			}
-			var topics []string
-			for _, n := range notifications(t, e, id(c)) {
-				topics = append(topics, n.Topic)
-			}
-			if strings.Join(topics, ",") != "collections/create,collections/update,collections/update,collections/update" {
-				t.Fatalf("topics %v", topics)
-			}
-			e.Do("PUT", path(c), map[string]any{"custom_collection": map[string]any{"title": ""}}).Expect(t, 422)
-			e.Do("PUT", path(c), map[string]any{"custom_collection": map[string]any{"sort_order": "nope"}}).Expect(t, 422)
-			e.Do("PUT", "/com/custom_collections/1.json", map[string]any{"custom_collection": map[string]any{"title": "x"}}).Expect(t, 404)
-		})
+		t.Run("publishing convention and update events", func(t *testing.T) { customCollectionPublishing(t, e, clk) })
 		t.Run("handles are settable, unique and shared with smart collections", func(t *testing.T) {
 			a := create(t, e, map[string]any{"title": "Alpha"})
 			create(t, e, map[string]any{"title": "Beta"})
@@ -325,48 +258,122 @@ func TestCustomCollections(t *testing.T) {
 			}
 			e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "handle": "smart"}}).Expect(t, 422)
 		})
-		t.Run("delete removes collects, metafields, the handle; logs and notifies", func(t *testing.T) {
-			addProduct(t, e, 921728737, "Other")
-			c := create(t, e, map[string]any{"title": "Gone", "collects": []any{
-				map[string]any{"product_id": demoProduct}, map[string]any{"product_id": 921728737}},
-				"metafields": []any{map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
-			owned, _, _ := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("custom_collection", id(c))})
-			if len(owned) != 1 {
-				t.Fatalf("metafields %v", owned)
-			}
-			before := count(t, e, fmt.Sprintf("?product_id=%d", demoProduct))
-			e.Do("DELETE", path(c), nil).Expect(t, 200)
-			e.Do("GET", path(c), nil).Expect(t, 404)
-			e.Do("DELETE", path(c), nil).Expect(t, 404)
-			if cs := collectsOf(t, e, id(c)); len(cs) != 0 {
-				t.Fatalf("collects outlive their collection: %+v", cs)
-			}
-			if guards, _, _ := e.Deps.Store.Query(t.Context(), store.Query{PK: collects.GuardKey(id(c), 0).PK}); len(guards) != 0 {
-				t.Fatalf("guards left: %v", guards)
-			}
-			if after := count(t, e, fmt.Sprintf("?product_id=%d", demoProduct)); after != before-1 {
-				t.Fatalf("product_id count %v -> %v", before, after)
-			}
-			owned, _, _ = e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("custom_collection", id(c))})
-			if len(owned) != 0 {
-				t.Fatal("metafields outlive their collection")
-			}
-			evs := collectionEvents(t, e, id(c))
-			if last := evs[len(evs)-1]; last.Verb != "destroy" || last.Message != `<a href="/collections/gone">Gone</a> was destroyed.` {
-				t.Fatalf("event %+v", last)
-			}
-			ns := notifications(t, e, id(c))
-			if last := ns[len(ns)-1]; last.Topic != "collections/delete" || string(last.Payload) != fmt.Sprintf(`{"id":%d}`, id(c)) {
-				t.Fatalf("notification %+v", last)
-			}
-			if again := create(t, e, map[string]any{"title": "Gone"}); again["handle"] != "gone" {
-				t.Fatalf("handle %v", again["handle"])
-			}
-		})
+		t.Run("delete removes collects, metafields, the handle; logs and notifies", func(t *testing.T) { customCollectionDelete(t, e) })
 		t.Run("scopes", func(t *testing.T) {
 			e.DoAs(apitest.ReadOnlyToken, "GET", "/com/custom_collections.json", nil).Expect(t, 403)
 		})
 	}, group)
+}
+
+func customCollectionValidation(t *testing.T, e *apitest.Env) {
+	res := e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"body_html": "x"}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"title":["can't be blank"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	// null is no handle (absent is: one is made from the title), nor collects
+	res = e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "handle": nil}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["must be a string"]}}` {
+		t.Fatalf("null handle: %s", res.Body)
+	}
+	res = e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "collects": nil}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"collects":["must be an array"]}}` {
+		t.Fatalf("null collects: %s", res.Body)
+	}
+	for name, fields := range map[string]map[string]any{
+		"title":      {"title": strings.Repeat("x", 256)},
+		"sort_order": {"title": "x", "sort_order": "random"},
+		"handle":     {"title": "x", "handle": "Not Valid"},
+		"collects":   {"title": "x", "collects": []any{map[string]any{"product_id": 999999}}},
+		"image":      {"title": "x", "image": "https://example.com/a.png"},
+		"metafields.key": {"title": "x", "metafields": []any{
+			map[string]any{"namespace": "abc", "key": "", "value": "v", "value_type": "string"}}},
+	} {
+		res := e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": fields}).Expect(t, 422)
+		if _, ok := res.JSON(t)["errors"].(map[string]any)[name]; !ok {
+			t.Fatalf("%s: %s", name, res.Body)
+		}
+	}
+	if n := count(t, e, "?title=x"); n != 0 {
+		t.Fatalf("a rejected collection was stored: %v", n)
+	}
+	ok := create(t, e, map[string]any{"title": strings.Repeat("é", 255), "sort_order": "manual", "template_suffix": "custom"})
+	if ok["sort_order"] != "manual" || ok["template_suffix"] != "custom" || len(ok["handle"].(string)) != 255 {
+		t.Fatalf("got %v", ok)
+	}
+}
+
+func customCollectionPublishing(t *testing.T, e *apitest.Env, clk *clock.Fixed) {
+	c := create(t, e, map[string]any{"title": "Hidden", "published": false})
+	if c["published_at"] != nil {
+		t.Fatalf("published_at %v", c["published_at"])
+	}
+	clk.Advance(time.Second) // updated_at has second precision
+	shown := update(t, e, c, map[string]any{"id": id(c), "published": true})
+	if shown["published_at"] == nil || shown["updated_at"] == c["updated_at"] || shown["products_count"] != 0.0 {
+		t.Fatalf("got %v", shown)
+	}
+	if hidden := update(t, e, c, map[string]any{"published": false, "sort_order": "best-selling"}); hidden["published_at"] != nil || hidden["sort_order"] != "best-selling" {
+		t.Fatalf("got %v", hidden)
+	}
+	changed := update(t, e, c, map[string]any{"body_html": "new", "title": "Shown", "template_suffix": "alt"})
+	if changed["body_html"] != "new" || changed["title"] != "Shown" || changed["handle"] != "hidden" || changed["template_suffix"] != "alt" {
+		t.Fatalf("got %v", changed)
+	}
+	if v := verbs(collectionEvents(t, e, id(c))); v != "create,published,unpublished,update" {
+		t.Fatalf("verbs %v", v)
+	}
+	if msg := collectionEvents(t, e, id(c))[2].Message; msg != `<a href="/collections/hidden">Hidden</a> was hidden.` {
+		t.Fatalf("message %s", msg)
+	}
+	var topics []string
+	for _, n := range notifications(t, e, id(c)) {
+		topics = append(topics, n.Topic)
+	}
+	if strings.Join(topics, ",") != "collections/create,collections/update,collections/update,collections/update" {
+		t.Fatalf("topics %v", topics)
+	}
+	e.Do("PUT", path(c), map[string]any{"custom_collection": map[string]any{"title": ""}}).Expect(t, 422)
+	e.Do("PUT", path(c), map[string]any{"custom_collection": map[string]any{"sort_order": "nope"}}).Expect(t, 422)
+	e.Do("PUT", "/com/custom_collections/1.json", map[string]any{"custom_collection": map[string]any{"title": "x"}}).Expect(t, 404)
+}
+
+func customCollectionDelete(t *testing.T, e *apitest.Env) {
+	addProduct(t, e, 921728737, "Other")
+	c := create(t, e, map[string]any{"title": "Gone", "collects": []any{
+		map[string]any{"product_id": demoProduct}, map[string]any{"product_id": 921728737}},
+		"metafields": []any{map[string]any{"namespace": "inventory", "key": "warehouse", "value": 25, "value_type": "integer"}}})
+	owned, _, _ := e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("custom_collection", id(c))})
+	if len(owned) != 1 {
+		t.Fatalf("metafields %v", owned)
+	}
+	before := count(t, e, fmt.Sprintf("?product_id=%d", demoProduct))
+	e.Do("DELETE", path(c), nil).Expect(t, 200)
+	e.Do("GET", path(c), nil).Expect(t, 404)
+	e.Do("DELETE", path(c), nil).Expect(t, 404)
+	if cs := collectsOf(t, e, id(c)); len(cs) != 0 {
+		t.Fatalf("collects outlive their collection: %+v", cs)
+	}
+	if guards, _, _ := e.Deps.Store.Query(t.Context(), store.Query{PK: collects.GuardKey(id(c), 0).PK}); len(guards) != 0 {
+		t.Fatalf("guards left: %v", guards)
+	}
+	if after := count(t, e, fmt.Sprintf("?product_id=%d", demoProduct)); after != before-1 {
+		t.Fatalf("product_id count %v -> %v", before, after)
+	}
+	owned, _, _ = e.Deps.Store.Query(t.Context(), store.Query{Index: store.GSI1, PK: metafields.OwnerPartition("custom_collection", id(c))})
+	if len(owned) != 0 {
+		t.Fatal("metafields outlive their collection")
+	}
+	evs := collectionEvents(t, e, id(c))
+	if last := evs[len(evs)-1]; last.Verb != "destroy" || last.Message != `<a href="/collections/gone">Gone</a> was destroyed.` {
+		t.Fatalf("event %+v", last)
+	}
+	ns := notifications(t, e, id(c))
+	if last := ns[len(ns)-1]; last.Topic != "collections/delete" || string(last.Payload) != fmt.Sprintf(`{"id":%d}`, id(c)) {
+		t.Fatalf("notification %+v", last)
+	}
+	if again := create(t, e, map[string]any{"title": "Gone"}); again["handle"] != "gone" {
+		t.Fatalf("handle %v", again["handle"])
+	}
 }
 
 func TestCustomCollectionImages(t *testing.T) {
@@ -491,35 +498,41 @@ func TestCustomCollectionFilters(t *testing.T) {
 		e.Do("PUT", path(b), map[string]any{"custom_collection": map[string]any{"title": "Music", "published": false}}).Expect(t, 200)
 		e.Do("GET", "/com/custom_collections.json?published_status=sometimes", nil).Expect(t, 400)
 		e.Do("GET", "/com/custom_collections.json?updated_at_min=yesterday", nil).Expect(t, 400)
-		updated, _ := time.Parse(time.RFC3339, a["updated_at"].(string))
-		loc, _ := time.LoadLocation("America/New_York")
-		minute := func(d time.Duration) string {
-			return url.QueryEscape(updated.In(loc).Add(d).Format("2006-01-02 15:04"))
-		}
-		if n := count(t, e, "?updated_at_min="+minute(-2*time.Minute)+"&updated_at_max="+minute(2*time.Minute)); n != 4 {
-			t.Fatalf("updated_at range %v", n)
-		}
-		if n := count(t, e, "?published_at_min="+minute(2*time.Minute)); n != 0 {
-			t.Fatalf("published_at_min %v", n)
-		}
-		if n := len(list(t, e, "?published_at_max="+minute(2*time.Minute))); n != 3 { // frontpage, Music, Video
-			t.Fatalf("published_at_max %v", n)
-		}
-		if l := list(t, e, "?fields=id,handle&limit=1&page=2"); len(l) != 1 || len(l[0].(map[string]any)) != 2 {
-			t.Fatalf("fields/paging %v", l)
-		}
-		if l := list(t, e, ""); len(l) != 4 || id(l[0].(map[string]any)) != collection.FrontpageID {
-			t.Fatalf("list %v", l)
-		}
-		for _, c := range list(t, e, "") {
-			if _, ok := c.(map[string]any)["products_count"]; ok {
-				t.Fatalf("products_count in a list: %v", c)
-			}
-		}
-		if got := e.Do("GET", path(b)+"?fields=id,products_count", nil).Expect(t, 200).Object(t, "custom_collection"); len(got) != 2 || got["products_count"] != 2.0 {
-			t.Fatalf("get fields %v", got)
-		}
+		customCollectionDatesFieldsAndLists(t, e, a, b)
 	}, group)
+}
+
+// customCollectionDatesFieldsAndLists: the updated and published bounds, fields and paging, and lists without products_count.
+func customCollectionDatesFieldsAndLists(t *testing.T, e *apitest.Env, a, b map[string]any) {
+	t.Helper()
+	updated, _ := time.Parse(time.RFC3339, a["updated_at"].(string))
+	loc, _ := time.LoadLocation("America/New_York")
+	minute := func(d time.Duration) string {
+		return url.QueryEscape(updated.In(loc).Add(d).Format("2006-01-02 15:04"))
+	}
+	if n := count(t, e, "?updated_at_min="+minute(-2*time.Minute)+"&updated_at_max="+minute(2*time.Minute)); n != 4 {
+		t.Fatalf("updated_at range %v", n)
+	}
+	if n := count(t, e, "?published_at_min="+minute(2*time.Minute)); n != 0 {
+		t.Fatalf("published_at_min %v", n)
+	}
+	if n := len(list(t, e, "?published_at_max="+minute(2*time.Minute))); n != 3 { // frontpage, Music, Video
+		t.Fatalf("published_at_max %v", n)
+	}
+	if l := list(t, e, "?fields=id,handle&limit=1&page=2"); len(l) != 1 || len(l[0].(map[string]any)) != 2 {
+		t.Fatalf("fields/paging %v", l)
+	}
+	if l := list(t, e, ""); len(l) != 4 || id(l[0].(map[string]any)) != collection.FrontpageID {
+		t.Fatalf("list %v", l)
+	}
+	for _, c := range list(t, e, "") {
+		if _, ok := c.(map[string]any)["products_count"]; ok {
+			t.Fatalf("products_count in a list: %v", c)
+		}
+	}
+	if got := e.Do("GET", path(b)+"?fields=id,products_count", nil).Expect(t, 200).Object(t, "custom_collection"); len(got) != 2 || got["products_count"] != 2.0 {
+		t.Fatalf("get fields %v", got)
+	}
 }
 
 // Every filter, alone and combined, answers what filtering the whole list
