@@ -231,38 +231,40 @@ func TestCustomCollections(t *testing.T) {
 			}
 		})
 		t.Run("publishing convention and update events", func(t *testing.T) { customCollectionPublishing(t, e, clk) })
-		t.Run("handles are settable, unique and shared with smart collections", func(t *testing.T) {
-			a := create(t, e, map[string]any{"title": "Alpha"})
-			create(t, e, map[string]any{"title": "Beta"})
-			res := e.Do("PUT", path(a), map[string]any{"custom_collection": map[string]any{"handle": "beta"}}).Expect(t, 422)
-			if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
-				t.Fatalf("got %s", res.Body)
-			}
-			moved := update(t, e, a, map[string]any{"handle": "alpha-moved"})
-			if moved["handle"] != "alpha-moved" {
-				t.Fatalf("got %v", moved)
-			}
-			if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
-				t.Fatalf("the old handle was not released: %v", again["handle"])
-			}
-			// A smart collection holding "smart" (written as the smart collections package does).
-			claim := handles.Claim(collection.HandleNamespace, "smart", 77)
-			if err := e.Deps.Store.Transact(t.Context(), claim); err != nil {
-				t.Fatal(err)
-			}
-			if c := create(t, e, map[string]any{"title": "Smart"}); c["handle"] != "smart-1" {
-				t.Fatalf("handle %v", c["handle"])
-			}
-			if l := list(t, e, "?handle=smart"); len(l) != 0 {
-				t.Fatalf("a smart collection's handle listed %v", l)
-			}
-			e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "handle": "smart"}}).Expect(t, 422)
-		})
+		t.Run("handles are settable, unique and shared with smart collections", func(t *testing.T) { customCollectionHandles(t, e) })
 		t.Run("delete removes collects, metafields, the handle; logs and notifies", func(t *testing.T) { customCollectionDelete(t, e) })
 		t.Run("scopes", func(t *testing.T) {
 			e.DoAs(apitest.ReadOnlyToken, "GET", "/com/custom_collections.json", nil).Expect(t, 403)
 		})
 	}, group)
+}
+
+func customCollectionHandles(t *testing.T, e *apitest.Env) {
+	a := create(t, e, map[string]any{"title": "Alpha"})
+	create(t, e, map[string]any{"title": "Beta"})
+	res := e.Do("PUT", path(a), map[string]any{"custom_collection": map[string]any{"handle": "beta"}}).Expect(t, 422)
+	if strings.TrimSpace(string(res.Body)) != `{"errors":{"handle":["has already been taken"]}}` {
+		t.Fatalf("got %s", res.Body)
+	}
+	moved := update(t, e, a, map[string]any{"handle": "alpha-moved"})
+	if moved["handle"] != "alpha-moved" {
+		t.Fatalf("got %v", moved)
+	}
+	if again := create(t, e, map[string]any{"title": "Alpha"}); again["handle"] != "alpha" {
+		t.Fatalf("the old handle was not released: %v", again["handle"])
+	}
+	// A smart collection holding "smart" (written as the smart collections package does).
+	claim := handles.Claim(collection.HandleNamespace, "smart", 77)
+	if err := e.Deps.Store.Transact(t.Context(), claim); err != nil {
+		t.Fatal(err)
+	}
+	if c := create(t, e, map[string]any{"title": "Smart"}); c["handle"] != "smart-1" {
+		t.Fatalf("handle %v", c["handle"])
+	}
+	if l := list(t, e, "?handle=smart"); len(l) != 0 {
+		t.Fatalf("a smart collection's handle listed %v", l)
+	}
+	e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "x", "handle": "smart"}}).Expect(t, 422)
 }
 
 func customCollectionValidation(t *testing.T, e *apitest.Env) {

@@ -128,47 +128,14 @@ func TestEvents(t *testing.T) {
 			wantIDs(t, e, "/com/events.json?filter=Blog")
 			wantIDs(t, e, "/com/events.json?filter=Page&limit=1&page=2", early)
 		})
-		t.Run("filter by several types merges them by id", func(t *testing.T) {
-			wantIDs(t, e, "/com/events.json?filter=Product,Page", pr2, pr1, p1, early)
-			wantIDs(t, e, "/com/events.json?filter=Order,%20Product,Order", pr2, o1, pr1)
-			wantIDs(t, e, "/com/events.json?filter=Product,Page&limit=2&page=2", p1, early)
-			wantIDs(t, e, "/com/events.json?filter=Product,Page&limit=3&page=1", pr2, pr1, p1)
-			wantIDs(t, e, fmt.Sprintf("/com/events.json?filter=Product,Page&since_id=%d", early), p1, pr1, pr2)
-			wantIDs(t, e, fmt.Sprintf("/com/events.json?filter=Product,Page&since_id=%d&limit=1&page=2", early), pr1)
-			for _, v := range e.Do("GET", "/com/events.json?filter=Product,Order", nil).List(t, "events") {
-				if st := v.(map[string]any)["subject_type"]; st != events.Product && st != events.Order {
-					t.Fatalf("filter=Product,Order returned a %v event", st)
-				}
-			}
-		})
+		t.Run("filter by several types merges them by id", func(t *testing.T) { eventsOfSeveralTypes(t, e, early, p1, pr1, o1, pr2) })
 		t.Run("verb", func(t *testing.T) {
 			wantIDs(t, e, "/com/events.json?verb=update", pr2, c1)
 			wantIDs(t, e, "/com/events.json?verb=create&filter=Product,Page", pr1, early)
 			wantIDs(t, e, "/com/events.json?verb=create&limit=1&page=2", early)
 			wantIDs(t, e, "/com/events.json?verb=destroy")
 		})
-		t.Run("created_at bounds are inclusive and read in the shop's zone", func(t *testing.T) {
-			q := func(min, max string) string {
-				v := url.Values{}
-				if min != "" {
-					v.Set("created_at_min", min)
-				}
-				if max != "" {
-					v.Set("created_at_max", max)
-				}
-				return "/com/events.json?" + v.Encode()
-			}
-			wantIDs(t, e, q("2024-03-11 10:00", "2024-03-11 12:00"), o1, pr1, p1)
-			wantIDs(t, e, q("2024-03-11 10:00", ""), pr2, c1, o1, pr1, p1)
-			wantIDs(t, e, q("", "2024-03-11 10:00"), p1, early)
-			wantIDs(t, e, q("2024-03-11 10:00", "2024-03-11 10:00"), p1)
-			wantIDs(t, e, q("2024-03-11T14:00:00+00:00", "2024-03-11T16:00:00Z"), o1, pr1, p1)
-			wantIDs(t, e, q("2024-03-11 10:00", "2024-03-11 12:00")+"&filter=Page,Order&verb=placed", o1)
-			if n := count(t, e, strings.Replace(q("2024-03-11 10:00", "2024-03-11 12:00"), "events.json", "events/count.json", 1)); n != 3 {
-				t.Fatalf("count in the window: %d, want 3", n)
-			}
-			e.Do("GET", q("yesterday", ""), nil).Expect(t, http.StatusBadRequest)
-		})
+		t.Run("created_at bounds are inclusive and read in the shop's zone", func(t *testing.T) { eventCreatedAtBounds(t, e, early, p1, pr1, o1, c1, pr2) })
 		t.Run("timestamps are shown in the shop's zone", func(t *testing.T) {
 			ev := e.Do("GET", fmt.Sprintf("/com/events/%d.json", p1), nil).Expect(t, http.StatusOK).Object(t, "event")
 			if ev["created_at"] != "2024-03-11T10:00:00-04:00" {
@@ -179,70 +146,11 @@ func TestEvents(t *testing.T) {
 				t.Fatalf("list created_at %v", got)
 			}
 		})
-		t.Run("fields", func(t *testing.T) {
-			for _, v := range e.Do("GET", "/com/events.json?fields=id,verb", nil).Expect(t, 200).List(t, "events") {
-				if m := v.(map[string]any); len(m) != 2 || m["id"] == nil || m["verb"] == nil {
-					t.Fatalf("fields=id,verb gave %v", m)
-				}
-			}
-			ev := e.Do("GET", fmt.Sprintf("/com/events/%d.json?fields=message,subject_type", p1), nil).Expect(t, 200).Object(t, "event")
-			if len(ev) != 2 || ev["message"] != `<a href="/pages/about-us">About us</a> was published.` || ev["subject_type"] != "Page" {
-				t.Fatalf("fields=message,subject_type gave %v", ev)
-			}
-		})
-		t.Run("count", func(t *testing.T) {
-			if n := count(t, e, "/com/events/count.json"); n != len(all) {
-				t.Fatalf("count %d, want %d", n, len(all))
-			}
-			if n := count(t, e, "/com/events/count.json?created_at_min=2024-03-11+12:00"); n != 3 {
-				t.Fatalf("count from 12:00: %d, want 3", n)
-			}
-			if n := count(t, e, "/com/events/count.json?created_at_max=2024-03-11"); n != 0 {
-				t.Fatalf("count up to 2024-03-11 00:00: %d, want 0", n)
-			}
-			e.Do("GET", "/com/events/count.json?created_at_max=soon", nil).Expect(t, http.StatusBadRequest)
-		})
-		t.Run("single event", func(t *testing.T) {
-			ev := e.Do("GET", fmt.Sprintf("/com/events/%d.json", pr1), nil).Expect(t, http.StatusOK).Object(t, "event")
-			want := map[string]any{
-				"id": float64(pr1), "subject_id": float64(product.ID), "subject_type": "Product", "verb": "create",
-				"arguments": []any{"IPod Nano - 8GB", "/products/ipod-nano"}, "message": "New product created: IPod Nano - 8GB",
-				"description": nil, "body": nil, "path": "/products/ipod-nano", "author": author, "created_at": "2024-03-11T11:00:00-04:00",
-			}
-			if fmt.Sprint(ev) != fmt.Sprint(want) {
-				t.Fatalf("event\n got %v\nwant %v", ev, want)
-			}
-			e.Do("GET", "/com/events/999999999.json", nil).Expect(t, http.StatusNotFound)
-			e.Do("GET", "/com/events/abc.json", nil).Expect(t, http.StatusNotFound)
-		})
-		t.Run("events of a product and of an order", func(t *testing.T) {
-			wantIDs(t, e, "/com/products/632910392/events.json", pr2, pr1)
-			wantIDs(t, e, "/com/products/632910392/events.json?limit=1&page=2", pr1)
-			wantIDs(t, e, "/com/orders/450789469/events.json", o1)
-			wantIDs(t, e, "/com/orders/450789469/events.json?limit=1&page=2")
-			e.Do("GET", "/com/products/632910397/events.json", nil).Expect(t, http.StatusNotFound)
-			e.Do("GET", "/com/orders/450789470/events.json", nil).Expect(t, http.StatusNotFound)
-			e.Do("GET", "/com/orders/0/events.json", nil).Expect(t, http.StatusNotFound)
-			// A subject that has only events but no record is unknown.
-			e.Do("GET", fmt.Sprintf("/com/products/%d/events.json", collection.ID), nil).Expect(t, http.StatusNotFound)
-			e.Do("GET", "/com/orders/450789469/events.json?limit=300", nil).Expect(t, http.StatusBadRequest)
-		})
-		t.Run("bad parameters are 400 naming them", func(t *testing.T) {
-			for q, param := range map[string]string{
-				"filter=Widget":       "filter",
-				"filter=Page,product": "filter",
-				"limit=0":             "limit",
-				"limit=251":           "limit",
-				"page=0":              "page",
-				"since_id=x":          "since_id",
-				"created_at_max=soon": "created_at_max",
-			} {
-				res := e.Do("GET", "/com/events.json?"+q, nil).Expect(t, http.StatusBadRequest)
-				if errs, _ := res.JSON(t)["errors"].(map[string]any); errs[param] == nil {
-					t.Fatalf("%s: %s does not name %s", q, res.Body, param)
-				}
-			}
-		})
+		t.Run("fields", func(t *testing.T) { eventFields(t, e, p1) })
+		t.Run("count", func(t *testing.T) { eventCount(t, e, all) })
+		t.Run("single event", func(t *testing.T) { singleEvent(t, e, pr1) })
+		t.Run("events of a product and of an order", func(t *testing.T) { eventsOfProductAndOrder(t, e, pr1, o1, pr2) })
+		t.Run("bad parameters are 400 naming them", func(t *testing.T) { eventBadParameters(t, e) })
 		t.Run("no scope is needed", func(t *testing.T) {
 			if got := ids(t, e.DoAs(apitest.ReadOnlyToken, "GET", "/com/events.json", nil)); len(got) != len(all) {
 				t.Fatalf("read-only app sees %d events", len(got))
@@ -250,6 +158,112 @@ func TestEvents(t *testing.T) {
 			e.DoAs("", "GET", "/com/events.json", nil).Expect(t, http.StatusUnauthorized)
 		})
 	}, api.Events)
+}
+
+func eventsOfSeveralTypes(t *testing.T, e *apitest.Env, early, p1, pr1, o1, pr2 int64) {
+	wantIDs(t, e, "/com/events.json?filter=Product,Page", pr2, pr1, p1, early)
+	wantIDs(t, e, "/com/events.json?filter=Order,%20Product,Order", pr2, o1, pr1)
+	wantIDs(t, e, "/com/events.json?filter=Product,Page&limit=2&page=2", p1, early)
+	wantIDs(t, e, "/com/events.json?filter=Product,Page&limit=3&page=1", pr2, pr1, p1)
+	wantIDs(t, e, fmt.Sprintf("/com/events.json?filter=Product,Page&since_id=%d", early), p1, pr1, pr2)
+	wantIDs(t, e, fmt.Sprintf("/com/events.json?filter=Product,Page&since_id=%d&limit=1&page=2", early), pr1)
+	for _, v := range e.Do("GET", "/com/events.json?filter=Product,Order", nil).List(t, "events") {
+		if st := v.(map[string]any)["subject_type"]; st != events.Product && st != events.Order {
+			t.Fatalf("filter=Product,Order returned a %v event", st)
+		}
+	}
+}
+
+func eventCreatedAtBounds(t *testing.T, e *apitest.Env, early, p1, pr1, o1, c1, pr2 int64) {
+	q := func(min, max string) string {
+		v := url.Values{}
+		if min != "" {
+			v.Set("created_at_min", min)
+		}
+		if max != "" {
+			v.Set("created_at_max", max)
+		}
+		return "/com/events.json?" + v.Encode()
+	}
+	wantIDs(t, e, q("2024-03-11 10:00", "2024-03-11 12:00"), o1, pr1, p1)
+	wantIDs(t, e, q("2024-03-11 10:00", ""), pr2, c1, o1, pr1, p1)
+	wantIDs(t, e, q("", "2024-03-11 10:00"), p1, early)
+	wantIDs(t, e, q("2024-03-11 10:00", "2024-03-11 10:00"), p1)
+	wantIDs(t, e, q("2024-03-11T14:00:00+00:00", "2024-03-11T16:00:00Z"), o1, pr1, p1)
+	wantIDs(t, e, q("2024-03-11 10:00", "2024-03-11 12:00")+"&filter=Page,Order&verb=placed", o1)
+	if n := count(t, e, strings.Replace(q("2024-03-11 10:00", "2024-03-11 12:00"), "events.json", "events/count.json", 1)); n != 3 {
+		t.Fatalf("count in the window: %d, want 3", n)
+	}
+	e.Do("GET", q("yesterday", ""), nil).Expect(t, http.StatusBadRequest)
+}
+
+func eventFields(t *testing.T, e *apitest.Env, p1 int64) {
+	for _, v := range e.Do("GET", "/com/events.json?fields=id,verb", nil).Expect(t, 200).List(t, "events") {
+		if m := v.(map[string]any); len(m) != 2 || m["id"] == nil || m["verb"] == nil {
+			t.Fatalf("fields=id,verb gave %v", m)
+		}
+	}
+	ev := e.Do("GET", fmt.Sprintf("/com/events/%d.json?fields=message,subject_type", p1), nil).Expect(t, 200).Object(t, "event")
+	if len(ev) != 2 || ev["message"] != `<a href="/pages/about-us">About us</a> was published.` || ev["subject_type"] != "Page" {
+		t.Fatalf("fields=message,subject_type gave %v", ev)
+	}
+}
+
+func eventCount(t *testing.T, e *apitest.Env, all []int64) {
+	if n := count(t, e, "/com/events/count.json"); n != len(all) {
+		t.Fatalf("count %d, want %d", n, len(all))
+	}
+	if n := count(t, e, "/com/events/count.json?created_at_min=2024-03-11+12:00"); n != 3 {
+		t.Fatalf("count from 12:00: %d, want 3", n)
+	}
+	if n := count(t, e, "/com/events/count.json?created_at_max=2024-03-11"); n != 0 {
+		t.Fatalf("count up to 2024-03-11 00:00: %d, want 0", n)
+	}
+	e.Do("GET", "/com/events/count.json?created_at_max=soon", nil).Expect(t, http.StatusBadRequest)
+}
+
+func singleEvent(t *testing.T, e *apitest.Env, pr1 int64) {
+	ev := e.Do("GET", fmt.Sprintf("/com/events/%d.json", pr1), nil).Expect(t, http.StatusOK).Object(t, "event")
+	want := map[string]any{
+		"id": float64(pr1), "subject_id": float64(product.ID), "subject_type": "Product", "verb": "create",
+		"arguments": []any{"IPod Nano - 8GB", "/products/ipod-nano"}, "message": "New product created: IPod Nano - 8GB",
+		"description": nil, "body": nil, "path": "/products/ipod-nano", "author": author, "created_at": "2024-03-11T11:00:00-04:00",
+	}
+	if fmt.Sprint(ev) != fmt.Sprint(want) {
+		t.Fatalf("event\n got %v\nwant %v", ev, want)
+	}
+	e.Do("GET", "/com/events/999999999.json", nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "/com/events/abc.json", nil).Expect(t, http.StatusNotFound)
+}
+
+func eventsOfProductAndOrder(t *testing.T, e *apitest.Env, pr1, o1, pr2 int64) {
+	wantIDs(t, e, "/com/products/632910392/events.json", pr2, pr1)
+	wantIDs(t, e, "/com/products/632910392/events.json?limit=1&page=2", pr1)
+	wantIDs(t, e, "/com/orders/450789469/events.json", o1)
+	wantIDs(t, e, "/com/orders/450789469/events.json?limit=1&page=2")
+	e.Do("GET", "/com/products/632910397/events.json", nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "/com/orders/450789470/events.json", nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "/com/orders/0/events.json", nil).Expect(t, http.StatusNotFound)
+	// A subject that has only events but no record is unknown.
+	e.Do("GET", fmt.Sprintf("/com/products/%d/events.json", collection.ID), nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "/com/orders/450789469/events.json?limit=300", nil).Expect(t, http.StatusBadRequest)
+}
+
+func eventBadParameters(t *testing.T, e *apitest.Env) {
+	for q, param := range map[string]string{
+		"filter=Widget":       "filter",
+		"filter=Page,product": "filter",
+		"limit=0":             "limit",
+		"limit=251":           "limit",
+		"page=0":              "page",
+		"since_id=x":          "since_id",
+		"created_at_max=soon": "created_at_max",
+	} {
+		res := e.Do("GET", "/com/events.json?"+q, nil).Expect(t, http.StatusBadRequest)
+		if errs, _ := res.JSON(t)["errors"].(map[string]any); errs[param] == nil {
+			t.Fatalf("%s: %s does not name %s", q, res.Body, param)
+		}
+	}
 }
 
 // The type filter reads the type's partition, not the whole log.
