@@ -123,23 +123,7 @@ func TestEveryOwner(t *testing.T) {
 				e.Do("DELETE", path, nil).Expect(t, 404)
 			}
 		}
-		// Unknown owners are 404 on every route.
-		for _, base := range []string{"/com/products/1/metafields", "/admin/products/1/metafields", "/com/variants/1/metafields",
-			"/web/pages/1/metafields", "/web/blogs/1/metafields", fmt.Sprintf("/web/blogs/%d/articles/1/metafields", blogID),
-			"/com/custom_collections/1/metafields", "/com/smart_collections/1/metafields", "/com/customers/1/metafields",
-			"/com/orders/1/metafields"} {
-			e.Do("GET", base+".json", nil).Expect(t, 404)
-		}
-		e.Do("GET", "/com/orders/1/metafields/count.json", nil).Expect(t, 404)
-		e.Do("POST", "/web/pages/1/metafields.json", mf("inventory", "warehouse", "x", "string")).Expect(t, 404)
-		// An article through another blog's path is 404.
-		for _, o := range os {
-			if o.resource == "article" {
-				e.Do("GET", fmt.Sprintf("/web/blogs/1/articles/%d/metafields.json", o.id), nil).Expect(t, 404)
-			}
-		}
-		e.Do("GET", "/com/metafields.json?metafield[owner_resource]=order&metafield[owner_id]=1", nil).Expect(t, 404)
-		e.Do("GET", "/com/metafields.json?metafield[owner_resource]=shop&metafield[owner_id]=2", nil).Expect(t, 404)
+		unknownOwnersAre404(t, e, os)
 		// Delete, then it is gone everywhere.
 		for _, o := range os {
 			id, ok := ids[o.base]
@@ -152,6 +136,31 @@ func TestEveryOwner(t *testing.T) {
 		}
 		body(t, e.Do("GET", "/com/metafields/count.json", nil).Expect(t, 200), `{"count":0}`)
 	}, groups...)
+}
+
+// unknownOwnersAre404: unknown owners, an article through another blog and unknown owner filters are 404.
+func unknownOwnersAre404(t *testing.T, e *apitest.Env, os []struct {
+	base, resource string
+	id             int64
+}) {
+	t.Helper()
+	// Unknown owners are 404 on every route.
+	for _, base := range []string{"/com/products/1/metafields", "/admin/products/1/metafields", "/com/variants/1/metafields",
+		"/web/pages/1/metafields", "/web/blogs/1/metafields", fmt.Sprintf("/web/blogs/%d/articles/1/metafields", blogID),
+		"/com/custom_collections/1/metafields", "/com/smart_collections/1/metafields", "/com/customers/1/metafields",
+		"/com/orders/1/metafields"} {
+		e.Do("GET", base+".json", nil).Expect(t, 404)
+	}
+	e.Do("GET", "/com/orders/1/metafields/count.json", nil).Expect(t, 404)
+	e.Do("POST", "/web/pages/1/metafields.json", mf("inventory", "warehouse", "x", "string")).Expect(t, 404)
+	// An article through another blog's path is 404.
+	for _, o := range os {
+		if o.resource == "article" {
+			e.Do("GET", fmt.Sprintf("/web/blogs/1/articles/%d/metafields.json", o.id), nil).Expect(t, 404)
+		}
+	}
+	e.Do("GET", "/com/metafields.json?metafield[owner_resource]=order&metafield[owner_id]=1", nil).Expect(t, 404)
+	e.Do("GET", "/com/metafields.json?metafield[owner_resource]=shop&metafield[owner_id]=2", nil).Expect(t, 404)
 }
 
 func TestValidation(t *testing.T) {

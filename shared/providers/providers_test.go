@@ -225,28 +225,7 @@ func TestFetchStock(t *testing.T) {
 		if !slices.Equal(authors, []string{"Warehouse A", "Warehouse B"}) {
 			t.Errorf("event authors %v", authors)
 		}
-		ns := notifications(t, e, "products/update")[nsBefore:]
-		if len(ns) != 2 {
-			t.Fatalf("%d products/update notifications, want 2", len(ns))
-		}
-		var p struct {
-			Variants []struct {
-				ID                int64 `json:"id"`
-				InventoryQuantity int   `json:"inventory_quantity"`
-			} `json:"variants"`
-		}
-		found := false
-		for _, n := range ns {
-			json.Unmarshal(n.Payload, &p)
-			for _, v := range p.Variants {
-				if v.ID == b1 && v.InventoryQuantity == 11 {
-					found = true
-				}
-			}
-		}
-		if !found {
-			t.Errorf("no products/update payload shows variant %d at 11", b1)
-		}
+		stockNotificationsShow(t, e, nsBefore, b1)
 
 		// Asked again with the same answers: nothing changes, nothing is written.
 		s = providers.FetchStock(t.Context(), e.Deps)
@@ -262,6 +241,33 @@ func TestFetchStock(t *testing.T) {
 			t.Errorf("moved variant: stock %d, summary %+v", got, s)
 		}
 	})
+}
+
+// stockNotificationsShow: the run made two products/update notifications, one showing b1 at 11.
+func stockNotificationsShow(t *testing.T, e *apitest.Env, nsBefore int, b1 int64) {
+	t.Helper()
+	ns := notifications(t, e, "products/update")[nsBefore:]
+	if len(ns) != 2 {
+		t.Fatalf("%d products/update notifications, want 2", len(ns))
+	}
+	var p struct {
+		Variants []struct {
+			ID                int64 `json:"id"`
+			InventoryQuantity int   `json:"inventory_quantity"`
+		} `json:"variants"`
+	}
+	found := false
+	for _, n := range ns {
+		json.Unmarshal(n.Payload, &p)
+		for _, v := range p.Variants {
+			if v.ID == b1 && v.InventoryQuantity == 11 {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no products/update payload shows variant %d at 11", b1)
+	}
 }
 
 func TestFetchStockFailures(t *testing.T) {
@@ -428,28 +434,7 @@ func TestFetchTrackingNumbers(t *testing.T) {
 		expectSummary(t, s, 2, 121, 2, 0)
 
 		reqs := f.requests()
-		asked := map[string]int{}
-		trackRequests := 0
-		for _, r := range reqs {
-			q := r.Query()
-			if q.Get("shop") != domain || q.Has("order_ids[]") {
-				t.Errorf("request %s", r)
-			}
-			if r.Path == "/track/fetch_tracking_numbers.json" {
-				trackRequests++
-				if n := len(q["order_names[]"]); n > providers.BatchSize {
-					t.Errorf("a request asks %d names", n)
-				}
-			} else if r.Path != "/xml/fetch_tracking_numbers.xml" {
-				t.Errorf("unexpected request %s", r)
-			}
-			for _, n := range q["order_names[]"] {
-				asked[n]++
-			}
-		}
-		if trackRequests != 3 || len(asked) != 122 || asked["#7000"] != 1 || asked["#5119"] != 1 || asked["#8100"] != 0 {
-			t.Errorf("%d requests to track-co, %d names asked, #7000 %d times", trackRequests, len(asked), asked["#7000"])
-		}
+		trackingRequests(t, reqs)
 
 		it, m := fulfillment(t, e, 5000, 6000)
 		if m["tracking_number"] != "TN5000" || fmt.Sprint(m["tracking_numbers"]) != "[TN5000]" || it.GSI1PK != "" || m["order_name"] != "#5000" {
@@ -470,31 +455,7 @@ func TestFetchTrackingNumbers(t *testing.T) {
 			t.Errorf("still untracked %v", got)
 		}
 
-		ns := notifications(t, e, providers.FulfillmentsUpdate)
-		if len(ns) != 121 {
-			t.Fatalf("%d fulfillments/update notifications, want 121", len(ns))
-		}
-		var payload map[string]any
-		for _, n := range ns {
-			json.Unmarshal(n.Payload, &payload)
-			if payload["id"] == 6000.0 {
-				break
-			}
-		}
-		if payload["id"] != 6000.0 || payload["order_id"] != 5000.0 || payload["tracking_number"] != "TN5000" || payload["service"] != "track-co" {
-			t.Errorf("payload %v", payload)
-		}
-		if _, ok := payload["order_name"]; ok || ns[0].Resource != "fulfillment" {
-			t.Errorf("payload %v, resource %q", payload, ns[0].Resource)
-		}
-		evs := subjectEvents(t, e, evlog.Order, 5000)
-		if len(evs) != 1 || evs[0].Verb != evlog.Update || evs[0].Author != "Track Co" || !strings.Contains(evs[0].Message, "TN5000") ||
-			!strings.Contains(evs[0].Message, `<a href="/admin/orders/5000">#5000</a>`) {
-			t.Errorf("order events %+v", evs)
-		}
-		if evs := subjectEvents(t, e, evlog.Order, 7000); len(evs) != 2 {
-			t.Errorf("%d events of order 7000, want 2", len(evs))
-		}
+		trackingNotificationsAndEvents(t, e)
 
 		// The next run asks only about what is still untracked.
 		s = providers.FetchTrackingNumbers(t.Context(), e.Deps)
@@ -504,6 +465,63 @@ func TestFetchTrackingNumbers(t *testing.T) {
 			t.Errorf("second run requests %v", reqs)
 		}
 	})
+}
+
+// trackingRequests: the first run asked track-co in three batches, each order name once, and xml-track.
+func trackingRequests(t *testing.T, reqs []*url.URL) {
+	t.Helper()
+	asked := map[string]int{}
+	trackRequests := 0
+	for _, r := range reqs {
+		q := r.Query()
+		if q.Get("shop") != domain || q.Has("order_ids[]") {
+			t.Errorf("request %s", r)
+		}
+		if r.Path == "/track/fetch_tracking_numbers.json" {
+			trackRequests++
+			if n := len(q["order_names[]"]); n > providers.BatchSize {
+				t.Errorf("a request asks %d names", n)
+			}
+		} else if r.Path != "/xml/fetch_tracking_numbers.xml" {
+			t.Errorf("unexpected request %s", r)
+		}
+		for _, n := range q["order_names[]"] {
+			asked[n]++
+		}
+	}
+	if trackRequests != 3 || len(asked) != 122 || asked["#7000"] != 1 || asked["#5119"] != 1 || asked["#8100"] != 0 {
+		t.Errorf("%d requests to track-co, %d names asked, #7000 %d times", trackRequests, len(asked), asked["#7000"])
+	}
+}
+
+// trackingNotificationsAndEvents: the first run's fulfillments/update notifications and the orders' events.
+func trackingNotificationsAndEvents(t *testing.T, e *apitest.Env) {
+	t.Helper()
+	ns := notifications(t, e, providers.FulfillmentsUpdate)
+	if len(ns) != 121 {
+		t.Fatalf("%d fulfillments/update notifications, want 121", len(ns))
+	}
+	var payload map[string]any
+	for _, n := range ns {
+		json.Unmarshal(n.Payload, &payload)
+		if payload["id"] == 6000.0 {
+			break
+		}
+	}
+	if payload["id"] != 6000.0 || payload["order_id"] != 5000.0 || payload["tracking_number"] != "TN5000" || payload["service"] != "track-co" {
+		t.Errorf("payload %v", payload)
+	}
+	if _, ok := payload["order_name"]; ok || ns[0].Resource != "fulfillment" {
+		t.Errorf("payload %v, resource %q", payload, ns[0].Resource)
+	}
+	evs := subjectEvents(t, e, evlog.Order, 5000)
+	if len(evs) != 1 || evs[0].Verb != evlog.Update || evs[0].Author != "Track Co" || !strings.Contains(evs[0].Message, "TN5000") ||
+		!strings.Contains(evs[0].Message, `<a href="/admin/orders/5000">#5000</a>`) {
+		t.Errorf("order events %+v", evs)
+	}
+	if evs := subjectEvents(t, e, evlog.Order, 7000); len(evs) != 2 {
+		t.Errorf("%d events of order 7000, want 2", len(evs))
+	}
 }
 
 func TestTrackingFailures(t *testing.T) {
