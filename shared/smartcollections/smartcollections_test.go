@@ -655,31 +655,7 @@ func TestReevaluate(t *testing.T) {
 		// An unknown product is nothing to do.
 		reevaluate(424242)
 
-		// Rule changes recompute the collection over every product.
-		u := update(t, e, cheap, map[string]any{"rules": []any{rule("variant_price", "less_than", "300")}})
-		if u["products_count"] != 3.0 || !slices.Equal(members(t, st, id(cheap)), []int64{touch, leather, nano}) {
-			t.Fatalf("rules widened: %v", u["products_count"])
-		}
-		u = update(t, e, cheap, map[string]any{"rules": []any{rule("variant_price", "less_than", "300"), rule("vendor", "equals", "acme")}})
-		if u["products_count"] != 1.0 || !slices.Equal(members(t, st, id(cheap)), []int64{leather}) {
-			t.Fatalf("second rule: %v", u["products_count"])
-		}
-		u = update(t, e, cheap, map[string]any{"disjunctive": true})
-		if u["products_count"] != 3.0 || u["disjunctive"] != true || len(u["rules"].([]any)) != 2 {
-			t.Fatalf("disjunctive: %v", u)
-		}
-		// Other changes leave the membership alone.
-		u = update(t, e, cheap, map[string]any{"title": "Cheapish"})
-		if u["products_count"] != 3.0 || u["disjunctive"] != true {
-			t.Fatalf("title change: %v", u)
-		}
-		u = update(t, e, cheap, map[string]any{"rules": []any{}})
-		if u["products_count"] != 0.0 || len(members(t, st, id(cheap))) != 0 || len(u["rules"].([]any)) != 0 {
-			t.Fatalf("rules cleared: %v", u)
-		}
-		if v := verbs(collectionEvents(t, e, id(cheap))); v != "create,update,update,update,update,update" {
-			t.Fatalf("events %s", v)
-		}
+		ruleChangesRecompute(t, e, st, cheap)
 
 		// Delete takes the memberships with it; the product's next
 		// evaluation forgets the collection.
@@ -695,6 +671,36 @@ func TestReevaluate(t *testing.T) {
 		reevaluate(nano)
 		checkConsistent(t, e)
 	}, group)
+}
+
+// ruleChangesRecompute: rule changes recompute the collection over every product; other changes leave its membership alone.
+func ruleChangesRecompute(t *testing.T, e *apitest.Env, st store.Store, cheap map[string]any) {
+	t.Helper()
+	// Rule changes recompute the collection over every product.
+	u := update(t, e, cheap, map[string]any{"rules": []any{rule("variant_price", "less_than", "300")}})
+	if u["products_count"] != 3.0 || !slices.Equal(members(t, st, id(cheap)), []int64{touch, leather, nano}) {
+		t.Fatalf("rules widened: %v", u["products_count"])
+	}
+	u = update(t, e, cheap, map[string]any{"rules": []any{rule("variant_price", "less_than", "300"), rule("vendor", "equals", "acme")}})
+	if u["products_count"] != 1.0 || !slices.Equal(members(t, st, id(cheap)), []int64{leather}) {
+		t.Fatalf("second rule: %v", u["products_count"])
+	}
+	u = update(t, e, cheap, map[string]any{"disjunctive": true})
+	if u["products_count"] != 3.0 || u["disjunctive"] != true || len(u["rules"].([]any)) != 2 {
+		t.Fatalf("disjunctive: %v", u)
+	}
+	// Other changes leave the membership alone.
+	u = update(t, e, cheap, map[string]any{"title": "Cheapish"})
+	if u["products_count"] != 3.0 || u["disjunctive"] != true {
+		t.Fatalf("title change: %v", u)
+	}
+	u = update(t, e, cheap, map[string]any{"rules": []any{}})
+	if u["products_count"] != 0.0 || len(members(t, st, id(cheap))) != 0 || len(u["rules"].([]any)) != 0 {
+		t.Fatalf("rules cleared: %v", u)
+	}
+	if v := verbs(collectionEvents(t, e, id(cheap))); v != "create,update,update,update,update,update" {
+		t.Fatalf("events %s", v)
+	}
 }
 
 // checkConsistent verifies every collection against the rules: its
