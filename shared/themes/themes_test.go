@@ -301,37 +301,7 @@ func bombOf(t *testing.T, size int, names ...string) []byte {
 }
 
 func TestImport(t *testing.T) {
-	good := zipOf(t, [][2]string{
-		{"mytheme/layout/theme.liquid", goodLayout},
-		{"mytheme/templates/index.liquid", "index"},
-		{"mytheme/templates/customers/account.liquid", "account"},
-		{"mytheme/assets/app.css", "body{}"},
-		{"mytheme/config/settings_data.json", "{}"},
-		{"mytheme/README.md", "ignored"},
-	})
-	zips := map[string][]byte{
-		"/good.zip":     good,
-		"/slip.zip":     zipOf(t, [][2]string{{"layout/theme.liquid", goodLayout}, {"assets/../../evil.css", "x"}}),
-		"/symlink.zip":  zipOf(t, [][2]string{{"layout/theme.liquid", goodLayout}, {"assets/passwd@", "/etc/passwd"}}),
-		"/bomb.zip":     bombOf(t, 110<<20, "assets/a.css", "assets/b.css"),
-		"/notzip.zip":   []byte("this is not a zip"),
-		"/nolayout.zip": zipOf(t, [][2]string{{"templates/index.liquid", "x"}}),
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow.zip" {
-			select {
-			case <-time.After(3 * time.Second):
-			case <-r.Context().Done():
-			}
-			return
-		}
-		if b, ok := zips[r.URL.Path]; ok {
-			w.Write(b)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	defer srv.Close()
+	srv := themeZipServer(t)
 
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -403,6 +373,44 @@ func TestImport(t *testing.T) {
 			e.Do("PUT", fmt.Sprintf("/web/themes/%d.json", id), M{"theme": M{"role": "main"}}).Expect(t, 422)
 		}
 	}, api.Themes)
+}
+
+// themeZipServer serves TestImport's theme zips: a good one, unsafe and
+// broken ones, and /slow.zip that answers nothing for 3 s.
+func themeZipServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	good := zipOf(t, [][2]string{
+		{"mytheme/layout/theme.liquid", goodLayout},
+		{"mytheme/templates/index.liquid", "index"},
+		{"mytheme/templates/customers/account.liquid", "account"},
+		{"mytheme/assets/app.css", "body{}"},
+		{"mytheme/config/settings_data.json", "{}"},
+		{"mytheme/README.md", "ignored"},
+	})
+	zips := map[string][]byte{
+		"/good.zip":     good,
+		"/slip.zip":     zipOf(t, [][2]string{{"layout/theme.liquid", goodLayout}, {"assets/../../evil.css", "x"}}),
+		"/symlink.zip":  zipOf(t, [][2]string{{"layout/theme.liquid", goodLayout}, {"assets/passwd@", "/etc/passwd"}}),
+		"/bomb.zip":     bombOf(t, 110<<20, "assets/a.css", "assets/b.css"),
+		"/notzip.zip":   []byte("this is not a zip"),
+		"/nolayout.zip": zipOf(t, [][2]string{{"templates/index.liquid", "x"}}),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow.zip" {
+			select {
+			case <-time.After(3 * time.Second):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		if b, ok := zips[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // Public asset files never run script on the service's origin: every

@@ -173,45 +173,57 @@ func TestCaptureAndRefund(t *testing.T) {
 		body(t, create(e, map[string]any{"kind": "refund", "amount": 1}), 422,
 			`{"errors":{"kind":["refund needs a captured amount: everything captured on this order (409.94) has been refunded"]}}`)
 
-		list := e.Do("GET", listPath, nil).Expect(t, 200).List(t, "transactions")
-		var kinds []string
-		for _, x := range list {
-			kinds = append(kinds, x.(map[string]any)["kind"].(string))
-		}
-		if want := []string{"authorization", "capture", "capture", "refund", "refund", "refund"}; !slices.Equal(kinds, want) {
-			t.Errorf("list kinds %v, want %v", kinds, want)
-		}
-		body(t, e.Do("GET", fmt.Sprintf("/com/orders/%d/transactions/count.json", order), nil), 200, `{"count":6}`)
-		since := e.Do("GET", fmt.Sprintf("%s?since_id=%v&limit=1&fields=id", listPath, int64(c1["id"].(float64))), nil).Expect(t, 200).List(t, "transactions")
-		if len(since) != 1 || since[0].(map[string]any)["id"] != c2["id"] || len(since[0].(map[string]any)) != 1 {
-			t.Errorf("since_id page %v", since)
-		}
+		captureAndRefundList(t, e, c1, c2)
 
-		var verbs []string
-		for _, ev := range orderEvents(t, e) {
-			verbs = append(verbs, ev.Verb)
-			if ev.SubjectType != events.Order || ev.Author != "Demo App" || !strings.Contains(ev.Message, `<a href="/admin/orders/450789469">#1001</a>`) {
-				t.Errorf("event %+v", ev)
-			}
-		}
-		if want := []string{"capture_success", "capture_success", "refund_success", "refund_success", "refund_success"}; !slices.Equal(verbs, want) {
-			t.Errorf("event verbs %v, want %v", verbs, want)
-		}
-		if evs := orderEvents(t, e); evs[0].Message != `A capture of 100.00 USD succeeded on <a href="/admin/orders/450789469">#1001</a>.` {
-			t.Errorf("message %q", evs[0].Message)
-		}
-		ns := notifications(t, e)
-		if len(ns) != 5 {
-			t.Fatalf("%d notifications, want 5", len(ns))
-		}
-		var payload map[string]any
-		if err := json.Unmarshal(ns[0].Payload, &payload); err != nil {
-			t.Fatal(err)
-		}
-		if ns[0].Topic != transactions.Topic || ns[0].Resource != "transaction" || fmt.Sprint(payload) != fmt.Sprint(c1) {
-			t.Errorf("notification %s %s %s, want the capture %v", ns[0].Topic, ns[0].Resource, ns[0].Payload, c1)
-		}
+		captureAndRefundEventsAndNotifications(t, e, c1)
 	}, group)
+}
+
+// captureAndRefundList: the order's six transactions listed, counted and paged.
+func captureAndRefundList(t *testing.T, e *apitest.Env, c1, c2 map[string]any) {
+	t.Helper()
+	list := e.Do("GET", listPath, nil).Expect(t, 200).List(t, "transactions")
+	var kinds []string
+	for _, x := range list {
+		kinds = append(kinds, x.(map[string]any)["kind"].(string))
+	}
+	if want := []string{"authorization", "capture", "capture", "refund", "refund", "refund"}; !slices.Equal(kinds, want) {
+		t.Errorf("list kinds %v, want %v", kinds, want)
+	}
+	body(t, e.Do("GET", fmt.Sprintf("/com/orders/%d/transactions/count.json", order), nil), 200, `{"count":6}`)
+	since := e.Do("GET", fmt.Sprintf("%s?since_id=%v&limit=1&fields=id", listPath, int64(c1["id"].(float64))), nil).Expect(t, 200).List(t, "transactions")
+	if len(since) != 1 || since[0].(map[string]any)["id"] != c2["id"] || len(since[0].(map[string]any)) != 1 {
+		t.Errorf("since_id page %v", since)
+	}
+}
+
+// captureAndRefundEventsAndNotifications: the order's events and the notifications of TestCaptureAndRefund's five transactions.
+func captureAndRefundEventsAndNotifications(t *testing.T, e *apitest.Env, c1 map[string]any) {
+	t.Helper()
+	var verbs []string
+	for _, ev := range orderEvents(t, e) {
+		verbs = append(verbs, ev.Verb)
+		if ev.SubjectType != events.Order || ev.Author != "Demo App" || !strings.Contains(ev.Message, `<a href="/admin/orders/450789469">#1001</a>`) {
+			t.Errorf("event %+v", ev)
+		}
+	}
+	if want := []string{"capture_success", "capture_success", "refund_success", "refund_success", "refund_success"}; !slices.Equal(verbs, want) {
+		t.Errorf("event verbs %v, want %v", verbs, want)
+	}
+	if evs := orderEvents(t, e); evs[0].Message != `A capture of 100.00 USD succeeded on <a href="/admin/orders/450789469">#1001</a>.` {
+		t.Errorf("message %q", evs[0].Message)
+	}
+	ns := notifications(t, e)
+	if len(ns) != 5 {
+		t.Fatalf("%d notifications, want 5", len(ns))
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(ns[0].Payload, &payload); err != nil {
+		t.Fatal(err)
+	}
+	if ns[0].Topic != transactions.Topic || ns[0].Resource != "transaction" || fmt.Sprint(payload) != fmt.Sprint(c1) {
+		t.Errorf("notification %s %s %s, want the capture %v", ns[0].Topic, ns[0].Resource, ns[0].Payload, c1)
+	}
 }
 
 func TestVoidSaleAndAuthorizations(t *testing.T) {
