@@ -59,116 +59,19 @@ func TestConfirmationPageInBrowser(t *testing.T) {
 		}))
 		defer app.Close()
 
-		createOverHTTP := func(fields map[string]any) map[string]any {
-			b, _ := json.Marshal(map[string]any{"recurring_application_charge": fields})
-			req, _ := http.NewRequest("POST", srv.URL+list, bytes.NewReader(b))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Service-Access-Token", apitest.DemoToken)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			body, _ := io.ReadAll(res.Body)
-			if res.StatusCode != 201 {
-				t.Fatalf("create: %d %s", res.StatusCode, body)
-			}
-			var out map[string]map[string]any
-			json.Unmarshal(body, &out)
-			return out["recurring_application_charge"]
-		}
-		gold := createOverHTTP(map[string]any{"name": "Gold <Plan> & more", "price": "29.99", "trial_days": 14, "test": true,
+		gold := createOverHTTP(t, srv.URL, map[string]any{"name": "Gold <Plan> & more", "price": "29.99", "trial_days": 14, "test": true,
 			"return_url": app.URL + "/billing/done?shop=demo"})
-		basic := createOverHTTP(map[string]any{"name": "Basic", "price": 5, "return_url": app.URL + "/billing/done"})
+		basic := createOverHTTP(t, srv.URL, map[string]any{"name": "Basic", "price": 5, "return_url": app.URL + "/billing/done"})
 		if !strings.HasPrefix(gold["confirmation_url"].(string), srv.URL+"/") {
 			t.Fatalf("confirmation_url %v is not on %s", gold["confirmation_url"], srv.URL)
 		}
 
-		// A fresh profile, removed afterwards (best effort: chromium's
-		// helpers may still be closing files when the browser has exited).
-		profile, err := os.MkdirTemp("", "chromium-profile-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(profile)
-		opts := []chromedp.ExecAllocatorOption{
-			chromedp.ExecPath(chromiumPath),
-			chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-			chromedp.Flag("disable-quic", true),
-			chromedp.Flag("disable-background-networking", true),
-			chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true),
-			chromedp.UserDataDir(profile),
-			chromedp.WindowSize(900, 700),
-		}
-		// A cold chromium can take its time to say where it listens (the
-		// default wait of 20 s was once too short in make test).
-		opts = append(opts, chromedp.WSURLReadTimeout(90*time.Second))
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		defer cancelAlloc()
-		ctx, cancel := chromedp.NewContext(actx)
-		defer cancel()
-		ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-		defer cancelTimeout()
+		ctx, stop := startChromium(t)
+		defer stop()
 
-		// The page shows what the owner agrees to, escaped.
-		var appName, plan, price, trial, notice, title string
-		var shot []byte
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(gold["confirmation_url"].(string)),
-			chromedp.WaitVisible("#accept", chromedp.ByID),
-			chromedp.Title(&title),
-			chromedp.Text("#app", &appName, chromedp.ByID),
-			chromedp.Text("#plan", &plan, chromedp.ByID),
-			chromedp.Text("#price", &price, chromedp.ByID),
-			chromedp.Text("#trial", &trial, chromedp.ByID),
-			chromedp.Text("#test-notice", &notice, chromedp.ByID),
-			chromedp.FullScreenshot(&shot, 100), // 100: PNG,
-		); err != nil {
-			t.Fatal(err)
-		}
-		if appName != "Demo App" || plan != "Gold <Plan> & more" || price != "$29.99 USD every 30 days" || trial != "14 days" ||
-			!strings.Contains(notice, "no card will be charged") || !strings.Contains(title, "Demo App") {
-			t.Errorf("page shows app %q plan %q price %q trial %q notice %q title %q", appName, plan, price, trial, notice, title)
-		}
-		if os.Getenv("WRITE_SCREENSHOT") != "" && t.Name() == "TestConfirmationPageInBrowser/embedded" {
-			if err := os.WriteFile(filepath.Join("..", "..", "docs", "charge-confirmation.png"), shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		confirmationPageShows(t, ctx, gold)
 
-		// Accept: 303 to the decorated return_url, followed by the browser.
-		var back, loc string
-		if err := chromedp.Run(ctx,
-			chromedp.Click("#accept", chromedp.ByID),
-			chromedp.WaitVisible("#back", chromedp.ByID),
-			chromedp.Text("#back", &back, chromedp.ByID),
-			chromedp.Location(&loc),
-		); err != nil {
-			t.Fatal(err)
-		}
-		if loc != gold["decorated_return_url"] || !strings.HasSuffix(back, fmt.Sprint(idOf(gold))) {
-			t.Errorf("after Accept at %q showing %q, want %v", loc, back, gold["decorated_return_url"])
-		}
-
-		// Decline the other; no test notice on a live charge.
-		var notices []byte
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(basic["confirmation_url"].(string)),
-			chromedp.WaitVisible("#decline", chromedp.ByID),
-			chromedp.Evaluate(`JSON.stringify(document.querySelectorAll("#test-notice").length)`, &notices),
-			chromedp.Click("#decline", chromedp.ByID),
-			chromedp.WaitVisible("#back", chromedp.ByID),
-			chromedp.Location(&loc),
-		); err != nil {
-			t.Fatal(err)
-		}
-		if loc != basic["decorated_return_url"] {
-			t.Errorf("after Decline at %q, want %v", loc, basic["decorated_return_url"])
-		}
-		if string(notices) != `"0"` {
-			t.Errorf("test notices on a live charge: %s", notices)
-		}
+		acceptGoldDeclineBasic(t, ctx, gold, basic)
 
 		// The decided page shows the status and no buttons.
 		var status string
@@ -195,6 +98,128 @@ func TestConfirmationPageInBrowser(t *testing.T) {
 			t.Errorf("the app saw %v, want %v", landed, want)
 		}
 	}, api.Billing)
+}
+
+// createOverHTTP creates a charge through the listening server at base.
+func createOverHTTP(t *testing.T, base string, fields map[string]any) map[string]any {
+	b, _ := json.Marshal(map[string]any{"recurring_application_charge": fields})
+	req, _ := http.NewRequest("POST", base+list, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Service-Access-Token", apitest.DemoToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 201 {
+		t.Fatalf("create: %d %s", res.StatusCode, body)
+	}
+	var out map[string]map[string]any
+	json.Unmarshal(body, &out)
+	return out["recurring_application_charge"]
+}
+
+// startChromium starts a headless chromium with a fresh profile; stop ends
+// it and removes the profile (best effort: chromium's helpers may still be
+// closing files when the browser has exited).
+func startChromium(t *testing.T) (ctx context.Context, stop func()) {
+	t.Helper()
+	// A fresh profile, removed by stop.
+	profile, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(900, 700),
+	}
+	// A cold chromium can take its time to say where it listens (the
+	// default wait of 20 s was once too short in make test).
+	opts = append(opts, chromedp.WSURLReadTimeout(90*time.Second))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
+	return ctx, func() {
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(profile)
+	}
+}
+
+// confirmationPageShows: the page shows what the owner agrees to, escaped
+// (WRITE_SCREENSHOT=1 saves it).
+func confirmationPageShows(t *testing.T, ctx context.Context, gold map[string]any) {
+	t.Helper()
+	var appName, plan, price, trial, notice, title string
+	var shot []byte
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(gold["confirmation_url"].(string)),
+		chromedp.WaitVisible("#accept", chromedp.ByID),
+		chromedp.Title(&title),
+		chromedp.Text("#app", &appName, chromedp.ByID),
+		chromedp.Text("#plan", &plan, chromedp.ByID),
+		chromedp.Text("#price", &price, chromedp.ByID),
+		chromedp.Text("#trial", &trial, chromedp.ByID),
+		chromedp.Text("#test-notice", &notice, chromedp.ByID),
+		chromedp.FullScreenshot(&shot, 100), // 100: PNG,
+	); err != nil {
+		t.Fatal(err)
+	}
+	if appName != "Demo App" || plan != "Gold <Plan> & more" || price != "$29.99 USD every 30 days" || trial != "14 days" ||
+		!strings.Contains(notice, "no card will be charged") || !strings.Contains(title, "Demo App") {
+		t.Errorf("page shows app %q plan %q price %q trial %q notice %q title %q", appName, plan, price, trial, notice, title)
+	}
+	if os.Getenv("WRITE_SCREENSHOT") != "" && t.Name() == "TestConfirmationPageInBrowser/embedded" {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "charge-confirmation.png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// acceptGoldDeclineBasic clicks Accept on gold and Decline on basic; each
+// lands on its decorated return_url.
+func acceptGoldDeclineBasic(t *testing.T, ctx context.Context, gold, basic map[string]any) {
+	t.Helper()
+	// Accept: 303 to the decorated return_url, followed by the browser.
+	var back, loc string
+	if err := chromedp.Run(ctx,
+		chromedp.Click("#accept", chromedp.ByID),
+		chromedp.WaitVisible("#back", chromedp.ByID),
+		chromedp.Text("#back", &back, chromedp.ByID),
+		chromedp.Location(&loc),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if loc != gold["decorated_return_url"] || !strings.HasSuffix(back, fmt.Sprint(idOf(gold))) {
+		t.Errorf("after Accept at %q showing %q, want %v", loc, back, gold["decorated_return_url"])
+	}
+
+	// Decline the other; no test notice on a live charge.
+	var notices []byte
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(basic["confirmation_url"].(string)),
+		chromedp.WaitVisible("#decline", chromedp.ByID),
+		chromedp.Evaluate(`JSON.stringify(document.querySelectorAll("#test-notice").length)`, &notices),
+		chromedp.Click("#decline", chromedp.ByID),
+		chromedp.WaitVisible("#back", chromedp.ByID),
+		chromedp.Location(&loc),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if loc != basic["decorated_return_url"] {
+		t.Errorf("after Decline at %q, want %v", loc, basic["decorated_return_url"])
+	}
+	if string(notices) != `"0"` {
+		t.Errorf("test notices on a live charge: %s", notices)
+	}
 }
 
 func statusOf(t *testing.T, e *apitest.Env, id int64) string { return status(t, e, id) }
