@@ -83,17 +83,7 @@ func TestShopifyNodeAuth(t *testing.T) {
 
 		// The demo shop and the app, known but not installed, whose
 		// redirect URL is the app's callback.
-		var file map[string]any
-		if err := json.Unmarshal(seed.Demo, &file); err != nil {
-			t.Fatal(err)
-		}
-		file["apps"] = append(file["apps"].([]any), map[string]any{"id": 1010, "name": "Node Auth App", "api_key": nodeAppKey,
-			"shared_secret": nodeAppSecret, "redirect_urls": []string{appURL + "/auth/callback"}})
-		raw, _ := json.Marshal(file)
-		seedFile := filepath.Join(dir, "seed.json")
-		if err := os.WriteFile(seedFile, raw, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		seedFile := nodeAuthSeed(t, dir, appURL)
 		r := start(t, append(storeEnv, "SEED_FILE="+seedFile)...)
 		target, _ := url.Parse(r.url)
 		proxy := &http.Server{Handler: &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }},
@@ -102,65 +92,9 @@ func TestShopifyNodeAuth(t *testing.T) {
 		defer proxy.Close()
 
 		ctx := browser(t)
-		// Offline: begin, the page, Install, the callback, REST calls.
-		var appName, scopes, pageURL, result string
-		var shot []byte
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
-			chromedp.WaitVisible("#install", chromedp.ByID),
-			chromedp.Location(&pageURL),
-			chromedp.Text("#app", &appName, chromedp.ByID),
-			chromedp.Text("#scopes", &scopes, chromedp.ByID),
-			chromedp.FullScreenshot(&shot, 100), // 100: PNG
-			chromedp.Click("#install", chromedp.ByID),
-			chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
-			chromedp.Text("#result, #error", &result, chromedp.ByQuery),
-		); err != nil {
-			t.Fatalf("%v\nrunner:\n%s", err, r.log())
-		}
-		if !strings.HasPrefix(pageURL, "https://"+serviceHost+"/admin/oauth/authorize?") || appName != "Node Auth App" ||
-			!strings.Contains(scopes, "read_content") || !strings.Contains(scopes, "write_script_tags") {
-			t.Errorf("authorization page at %s shows app %q scopes %q", pageURL, appName, scopes)
-		}
-		var got struct {
-			Shop                string   `json:"shop"`
-			Scope               string   `json:"scope"`
-			Expires             string   `json:"expires"`
-			TokenPrefix         string   `json:"token_prefix"`
-			Online              bool     `json:"online"`
-			Pages               *int     `json:"pages"`
-			ScriptTags          int      `json:"script_tags"`
-			AccessScopes        []string `json:"access_scopes"`
-			AssociatedUserEmail string   `json:"associated_user_email"`
-		}
-		if err := json.Unmarshal([]byte(result), &got); err != nil {
-			t.Fatalf("the app answered %q", result)
-		}
-		if got.Shop != serviceHost || got.Scope != nodeAppScopes || got.Online || got.TokenPrefix != "shpat_" || got.Pages == nil || got.ScriptTags != 1 ||
-			strings.Join(got.AccessScopes, ",") != nodeAppScopes {
-			t.Errorf("offline install: %s", result)
-		}
+		got, shot := offlineInstall(t, ctx, r, appURL, serviceHost)
 
-		// Online: a per-user token, with its expiry and its user.
-		result = ""
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com&online=1"),
-			chromedp.WaitVisible("#per-user", chromedp.ByID),
-			chromedp.Click("#install", chromedp.ByID),
-			chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
-			chromedp.Text("#result, #error", &result, chromedp.ByQuery),
-		); err != nil {
-			t.Fatal(err)
-		}
-		got.AccessScopes, got.Pages = nil, nil
-		if err := json.Unmarshal([]byte(result), &got); err != nil {
-			t.Fatalf("the app answered %q", result)
-		}
-		if expires, err := time.Parse(time.RFC3339, got.Expires); !got.Online || got.TokenPrefix != "shpua_" || err != nil ||
-			expires.Before(time.Now().Add(23*time.Hour)) || got.AssociatedUserEmail != "owner@demo-shop.example.com" || got.Pages == nil || got.ScriptTags != 2 ||
-			strings.Join(got.AccessScopes, ",") != nodeAppScopes {
-			t.Errorf("online install: %s", result)
-		}
+		onlineInstall(t, ctx, appURL, got)
 
 		if os.Getenv("WRITE_SCREENSHOT") != "" && t.Name() == "TestShopifyNodeAuth/embedded" {
 			if err := os.WriteFile(filepath.Join("..", "..", "docs", "app-authorization.png"), shot, 0o644); err != nil {
@@ -168,60 +102,9 @@ func TestShopifyNodeAuth(t *testing.T) {
 			}
 		}
 
-		// A tampered hmac: the library refuses the callback (the code is
-		// the runner's, the state cookie the browser's).
-		var form map[string]string
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
-			chromedp.WaitVisible("#install", chromedp.ByID),
-			chromedp.Evaluate(`Object.fromEntries(new FormData(document.querySelector("form[action='authorize/install']")))`, &form),
-		); err != nil {
-			t.Fatal(err)
-		}
-		values := url.Values{}
-		for k, v := range form {
-			values.Set(k, v)
-		}
-		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		res, err := client.PostForm(r.url+"/admin/oauth/authorize/install", values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		loc, err := url.Parse(res.Header.Get("Location"))
-		if res.StatusCode != http.StatusFound || err != nil {
-			t.Fatalf("install: %d %q", res.StatusCode, res.Header.Get("Location"))
-		}
-		q := loc.Query()
-		q.Set("hmac", strings.Repeat("0", 64))
-		loc.RawQuery = q.Encode()
-		result = ""
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(loc.String()),
-			chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
-			chromedp.Text("#result, #error", &result, chromedp.ByQuery),
-		); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(result, "Invalid OAuth callback") {
-			t.Errorf("a tampered hmac: the app answered %q", result)
-		}
+		tamperedHMACIsRefused(t, ctx, r, appURL)
 
-		// Decline: the owner stays on the service; the app hears nothing.
-		var declined string
-		if err := chromedp.Run(ctx,
-			chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
-			chromedp.WaitVisible("#decline", chromedp.ByID),
-			chromedp.Click("#decline", chromedp.ByID),
-			chromedp.WaitVisible("#declined", chromedp.ByID),
-			chromedp.Text("#declined", &declined, chromedp.ByID),
-			chromedp.Location(&pageURL),
-		); err != nil {
-			t.Fatal(err)
-		}
-		if declined != "Node Auth App was not installed" || !strings.HasPrefix(pageURL, "https://"+serviceHost+"/") {
-			t.Errorf("decline: %q at %s", declined, pageURL)
-		}
+		declineLeavesOwnerOnService(t, ctx, appURL, serviceHost)
 
 		// The install is in the events log, once (the online grant is no install).
 		if status, body := r.do(t, demoToken, "GET", "/com/events.json?filter=App", ""); status != 200 || len(body["events"].([]any)) != 1 {
@@ -229,6 +112,161 @@ func TestShopifyNodeAuth(t *testing.T) {
 		}
 		t.Logf("the library's install flow, online and declined, in chromium: %.1f s", time.Since(began).Seconds())
 	})
+}
+
+// nodeAuthSeed writes the demo seed with the app added to dir and
+// returns its path.
+func nodeAuthSeed(t *testing.T, dir, appURL string) string {
+	t.Helper()
+	var file map[string]any
+	if err := json.Unmarshal(seed.Demo, &file); err != nil {
+		t.Fatal(err)
+	}
+	file["apps"] = append(file["apps"].([]any), map[string]any{"id": 1010, "name": "Node Auth App", "api_key": nodeAppKey,
+		"shared_secret": nodeAppSecret, "redirect_urls": []string{appURL + "/auth/callback"}})
+	raw, _ := json.Marshal(file)
+	seedFile := filepath.Join(dir, "seed.json")
+	if err := os.WriteFile(seedFile, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return seedFile
+}
+
+// nodeAuthResult is what the Node app answers after an install.
+type nodeAuthResult struct {
+	Shop                string   `json:"shop"`
+	Scope               string   `json:"scope"`
+	Expires             string   `json:"expires"`
+	TokenPrefix         string   `json:"token_prefix"`
+	Online              bool     `json:"online"`
+	Pages               *int     `json:"pages"`
+	ScriptTags          int      `json:"script_tags"`
+	AccessScopes        []string `json:"access_scopes"`
+	AssociatedUserEmail string   `json:"associated_user_email"`
+}
+
+// offlineInstall: begin, the page, Install, the callback, REST calls;
+// it returns the app's answer and the authorization page's screenshot.
+func offlineInstall(t *testing.T, ctx context.Context, r *runner, appURL, serviceHost string) (nodeAuthResult, []byte) {
+	t.Helper()
+	var appName, scopes, pageURL, result string
+	var shot []byte
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
+		chromedp.WaitVisible("#install", chromedp.ByID),
+		chromedp.Location(&pageURL),
+		chromedp.Text("#app", &appName, chromedp.ByID),
+		chromedp.Text("#scopes", &scopes, chromedp.ByID),
+		chromedp.FullScreenshot(&shot, 100), // 100: PNG
+		chromedp.Click("#install", chromedp.ByID),
+		chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
+		chromedp.Text("#result, #error", &result, chromedp.ByQuery),
+	); err != nil {
+		t.Fatalf("%v\nrunner:\n%s", err, r.log())
+	}
+	if !strings.HasPrefix(pageURL, "https://"+serviceHost+"/admin/oauth/authorize?") || appName != "Node Auth App" ||
+		!strings.Contains(scopes, "read_content") || !strings.Contains(scopes, "write_script_tags") {
+		t.Errorf("authorization page at %s shows app %q scopes %q", pageURL, appName, scopes)
+	}
+	var got nodeAuthResult
+	if err := json.Unmarshal([]byte(result), &got); err != nil {
+		t.Fatalf("the app answered %q", result)
+	}
+	if got.Shop != serviceHost || got.Scope != nodeAppScopes || got.Online || got.TokenPrefix != "shpat_" || got.Pages == nil || got.ScriptTags != 1 ||
+		strings.Join(got.AccessScopes, ",") != nodeAppScopes {
+		t.Errorf("offline install: %s", result)
+	}
+	return got, shot
+}
+
+// onlineInstall: a per-user token, with its expiry and its user; got is
+// the offline install's answer, read over.
+func onlineInstall(t *testing.T, ctx context.Context, appURL string, got nodeAuthResult) {
+	t.Helper()
+	result := ""
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com&online=1"),
+		chromedp.WaitVisible("#per-user", chromedp.ByID),
+		chromedp.Click("#install", chromedp.ByID),
+		chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
+		chromedp.Text("#result, #error", &result, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	got.AccessScopes, got.Pages = nil, nil
+	if err := json.Unmarshal([]byte(result), &got); err != nil {
+		t.Fatalf("the app answered %q", result)
+	}
+	if expires, err := time.Parse(time.RFC3339, got.Expires); !got.Online || got.TokenPrefix != "shpua_" || err != nil ||
+		expires.Before(time.Now().Add(23*time.Hour)) || got.AssociatedUserEmail != "owner@demo-shop.example.com" || got.Pages == nil || got.ScriptTags != 2 ||
+		strings.Join(got.AccessScopes, ",") != nodeAppScopes {
+		t.Errorf("online install: %s", result)
+	}
+}
+
+// tamperedHMACIsRefused: the library refuses a callback whose hmac was
+// tampered with.
+func tamperedHMACIsRefused(t *testing.T, ctx context.Context, r *runner, appURL string) {
+	t.Helper()
+	// A tampered hmac: the library refuses the callback (the code is
+	// the runner's, the state cookie the browser's).
+	var form map[string]string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
+		chromedp.WaitVisible("#install", chromedp.ByID),
+		chromedp.Evaluate(`Object.fromEntries(new FormData(document.querySelector("form[action='authorize/install']")))`, &form),
+	); err != nil {
+		t.Fatal(err)
+	}
+	values := url.Values{}
+	for k, v := range form {
+		values.Set(k, v)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.PostForm(r.url+"/admin/oauth/authorize/install", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if res.StatusCode != http.StatusFound || err != nil {
+		t.Fatalf("install: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	q := loc.Query()
+	q.Set("hmac", strings.Repeat("0", 64))
+	loc.RawQuery = q.Encode()
+	result := ""
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(loc.String()),
+		chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
+		chromedp.Text("#result, #error", &result, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(result, "Invalid OAuth callback") {
+		t.Errorf("a tampered hmac: the app answered %q", result)
+	}
+}
+
+// declineLeavesOwnerOnService: on Decline the owner stays on the
+// service; the app hears nothing.
+func declineLeavesOwnerOnService(t *testing.T, ctx context.Context, appURL, serviceHost string) {
+	t.Helper()
+	// Decline: the owner stays on the service; the app hears nothing.
+	var declined, pageURL string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
+		chromedp.WaitVisible("#decline", chromedp.ByID),
+		chromedp.Click("#decline", chromedp.ByID),
+		chromedp.WaitVisible("#declined", chromedp.ByID),
+		chromedp.Text("#declined", &declined, chromedp.ByID),
+		chromedp.Location(&pageURL),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if declined != "Node Auth App was not installed" || !strings.HasPrefix(pageURL, "https://"+serviceHost+"/") {
+		t.Errorf("decline: %q at %s", declined, pageURL)
+	}
 }
 
 // listen443 listens on port 443 of a loopback address of its own
