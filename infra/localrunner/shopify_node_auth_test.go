@@ -27,11 +27,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeadmin/adminapi/shared/browsertest"
 	"github.com/storeadmin/adminapi/shared/seed"
 )
-
-// chromiumPath is Debian's chromium (infra/test.sh installs it).
-const chromiumPath = "/usr/bin/chromium"
 
 // The app the test installs: known to the seed, not installed.
 const (
@@ -56,9 +54,9 @@ const (
 func TestShopifyNodeAuth(t *testing.T) {
 	install := os.Getenv("SHOPIFY_NODE")
 	node, nodeErr := exec.LookPath("node")
-	_, chromiumErr := os.Stat(chromiumPath)
+	_, chromiumErr := os.Stat(browsertest.Path)
 	if missing := map[bool]string{install == "": "SHOPIFY_NODE is not set (make shopify-node, then make shopify-node-path)",
-		nodeErr != nil: "node is missing", chromiumErr != nil: chromiumPath + " is missing"}[true]; missing != "" {
+		nodeErr != nil: "node is missing", chromiumErr != nil: browsertest.Path + " is missing"}[true]; missing != "" {
 		if os.Getenv("REQUIRE_EMULATORS") != "" {
 			t.Fatal(missing)
 		}
@@ -372,34 +370,11 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// browser starts headless chromium for the test: a fresh profile, the
-// test's own certificate accepted, and a browser's user agent (the
-// library answers a headless one as a bot).
+// browser starts chromium for the test with the test's own certificate
+// accepted and a browser's user agent (the library answers a headless one
+// as a bot).
 func browser(t *testing.T) context.Context {
-	t.Helper()
-	// Removed at the end at best: chromium's helpers may still be closing
-	// files when the browser has exited.
-	profile, err := os.MkdirTemp("", "chromium-profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+	return browsertest.Start(t,
 		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile),
-		chromedp.UserAgent("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"),
-	}
-	// A cold chromium can take its time to say where it listens (the
-	// default wait of 20 s was once too short in make test).
-	opts = append(opts, chromedp.WSURLReadTimeout(90*time.Second))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc(); os.RemoveAll(profile) })
-	return ctx
+		chromedp.UserAgent("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"))
 }

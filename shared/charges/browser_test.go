@@ -13,16 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/browsertest"
 )
-
-// chromiumPath is Debian's chromium (infra/test.sh installs it).
-const chromiumPath = "/usr/bin/chromium"
 
 // The confirmation page in a real browser: the owner sees the app, plan,
 // price, trial and test notice, clicks Accept on one charge and Decline on
@@ -30,11 +27,11 @@ const chromiumPath = "/usr/bin/chromium"
 // charge_id; the API then shows the charges accepted and declined.
 // WRITE_SCREENSHOT=1 rewrites docs/charge-confirmation.png.
 func TestConfirmationPageInBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
+	if _, err := os.Stat(browsertest.Path); err != nil {
 		if os.Getenv("REQUIRE_EMULATORS") != "" {
-			t.Fatalf("%s is missing (apt-get install chromium; infra/test.sh installs it): %v", chromiumPath, err)
+			t.Fatalf("%s is missing (apt-get install chromium; infra/test.sh installs it): %v", browsertest.Path, err)
 		}
-		t.Skipf("%s is missing; set REQUIRE_EMULATORS=1 to fail instead", chromiumPath)
+		t.Skipf("%s is missing; set REQUIRE_EMULATORS=1 to fail instead", browsertest.Path)
 	}
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		// The service's public base URL is the test server's (127.0.0.1),
@@ -66,8 +63,7 @@ func TestConfirmationPageInBrowser(t *testing.T) {
 			t.Fatalf("confirmation_url %v is not on %s", gold["confirmation_url"], srv.URL)
 		}
 
-		ctx, stop := startChromium(t)
-		defer stop()
+		ctx := browsertest.Start(t, chromedp.WindowSize(900, 700))
 
 		confirmationPageShows(t, ctx, gold)
 
@@ -118,40 +114,6 @@ func createOverHTTP(t *testing.T, base string, fields map[string]any) map[string
 	var out map[string]map[string]any
 	json.Unmarshal(body, &out)
 	return out["recurring_application_charge"]
-}
-
-// startChromium starts a headless chromium with a fresh profile; stop ends
-// it and removes the profile (best effort: chromium's helpers may still be
-// closing files when the browser has exited).
-func startChromium(t *testing.T) (ctx context.Context, stop func()) {
-	t.Helper()
-	// A fresh profile, removed by stop.
-	profile, err := os.MkdirTemp("", "chromium-profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(900, 700),
-	}
-	// A cold chromium can take its time to say where it listens (the
-	// default wait of 20 s was once too short in make test).
-	opts = append(opts, chromedp.WSURLReadTimeout(90*time.Second))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	return ctx, func() {
-		cancelTimeout()
-		cancel()
-		cancelAlloc()
-		os.RemoveAll(profile)
-	}
 }
 
 // confirmationPageShows: the page shows what the owner agrees to, escaped
