@@ -19,6 +19,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
@@ -270,6 +271,9 @@ func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
 		l.UseClock(clk.Now) // logs, dead letters and notifications expire by the service's time
 	}
 	d := &Deps{Deps: NewDeps(st, q, outbound.New(cfg.AllowPrivateDestinations), clk)}
+	if !cfg.LocalFeed {
+		UseStore(d.Deps, st, false) // the table's stream derives (functions/change-feed)
+	}
 	d.Metrics = metrics.New(os.Stderr, cfg.MetricsNamespace)
 	d.BaseURL = cfg.PublicBaseURL
 	if cfg.ThemeImportQueueURL != "" {
@@ -291,25 +295,43 @@ func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
 func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Clock) *platform.Deps {
 	imports := storequeue.New(st, ThemeImportQueue)
 	imports.UseClock(clk.Now)
-	d := &platform.Deps{Store: RequestStore(st), Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports,
-		Metrics: metrics.New(os.Stderr, "")}
+	d := &platform.Deps{Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports,
+		Metrics: metrics.New(os.Stderr, ""), Derivers: Derivers()}
+	UseStore(d, st, true)
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d
 }
 
-// RequestStore is st as requests and jobs use it: a moment's
-// unavailability retried within the call (store.Retrying), and the
-// transactions of a request made with an Idempotency-Key counted on its
-// claim (idempotency.Wrap).
-func RequestStore(st store.Store) store.Store {
-	return idempotency.Wrap(store.Retrying(st))
+// Derivers are the change feed's work, by the partition of the records
+// whose changes it follows from (docs/architecture.md, the change feed).
+func Derivers() store.Derivers {
+	return store.Derivers{
+		redirects.Partition:  redirects.Derive,
+		pages.Partition:      pages.Derive,
+		collection.Partition: customcollections.Derive,
+	}
+}
+
+// UseStore makes st d's store as requests and jobs use it: a moment's
+// unavailability retried within the call (store.Retrying); with a local
+// feed, each commit's derived work done right after it (store.Feed); and
+// the transactions of a request made with an Idempotency-Key counted on
+// its claim (idempotency.Wrap).
+func UseStore(d *platform.Deps, st store.Store, localFeed bool) {
+	inner := store.Retrying(st)
+	d.Feed = nil
+	if localFeed {
+		d.Feed = store.Feed(inner, d.Derivers)
+		inner = d.Feed
+	}
+	d.Store = idempotency.Wrap(inner)
 }
 
 // InjectFaults makes the injector fail a fraction of d's store and queue
 // calls once it is started: the local runner's FAULT_RATE, and tests.
 // Never the Lambda functions.
 func InjectFaults(d *platform.Deps, in *faults.Injector) {
-	d.Store = RequestStore(in.Store(store.Innermost(d.Store)))
+	UseStore(d, in.Store(store.Innermost(d.Store)), d.Feed != nil)
 	d.Queue = in.Queue(d.Queue)
 	d.ThemeImports = in.Queue(d.ThemeImports)
 }

@@ -169,7 +169,7 @@ func TestCommittedChangeIsResolved(t *testing.T) {
 		for _, key := range []string{"once", ""} {
 			path := "/once" + key
 			e.Change(func(d *platform.Deps) {
-				d.Store = api.RequestStore(&timeoutAfterCommit{Store: store.Innermost(d.Store)})
+				api.UseStore(d, &timeoutAfterCommit{Store: store.Innermost(d.Store)}, d.Feed != nil)
 			})
 			send := func() *apitest.Response {
 				if key == "" {

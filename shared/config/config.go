@@ -23,6 +23,11 @@ type Config struct {
 	// (the table, every Lambda instance) in Lambda, "memory" in the local
 	// runner, or "off".
 	RateLimit string
+	// LocalFeed (CHANGE_FEED=local, the default outside Lambda) derives a
+	// change's work in the process, right after its commit (store.Feed);
+	// CHANGE_FEED=stream (the default in Lambda) leaves it to the table's
+	// stream and the change-feed function.
+	LocalFeed bool
 	Port      int    // PORT: local runner listen port (127.0.0.1)
 	DataDir   string // DATA_DIR: embedded store directory
 	Store     string // STORE: "embedded" (default for the runner) or "dynamodb"
@@ -147,6 +152,16 @@ func FromEnv() (Config, error) {
 		c.RateLimit = "off"
 	default:
 		return c, fmt.Errorf("config: RATE_LIMIT must be on or off, not %q", v)
+	}
+	feed := "local"
+	if inLambda {
+		feed = "stream"
+	}
+	switch v := env("CHANGE_FEED", feed); v {
+	case "local", "stream":
+		c.LocalFeed = v == "local"
+	default:
+		return c, fmt.Errorf("config: CHANGE_FEED must be local or stream, not %q", v)
 	}
 	if s := os.Getenv("PUBLIC_BASE_URL"); s != "" {
 		b, err := ParseBaseURL(s)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/collects"
@@ -188,9 +189,11 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 		if len(item.Data) > records.MaxData {
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
-		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(collection.Partition, 1)}
-		ops = append(ops, collection.StateCountOps(collection.Partition, nil, &rec.PublishedAt)...)
-		ops = append(ops, records.IndexOps(&item, nil, rec.Entries())...)
+		records.Stamp(&item, s.IDs.Next(), app.ID)
+		if err := outbox.StampClock(ctx, s.Store, &item, collection.TopicCreate); err != nil {
+			return nil, err
+		}
+		ops := []store.Op{store.Put(item, store.IfAbsent, 0)}
 		for i, pid := range linked {
 			c := collects.New(s.IDs.Next(), id, pid, int64(i+1), now)
 			ops = append(ops, collects.LinkOps(&c)...)
@@ -201,13 +204,6 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 			return nil, err
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Create, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicCreate, collection.Resource, shown(&rec, shop),
-			outbox.MetafieldsOf(metafields.OwnerCustomCollection, id))
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, nops...)
 		if !records.Fits(ops, 1) { // handles.Create adds the claim
 			return nil, errTooManyChanges
 		}
@@ -233,7 +229,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if rec, err = collection.Decode(it); err != nil {
 			return nil, err
 		}
-		old := rec
+		oldHandle := rec.Handle
 		img, err := in.apply(&rec, false)
 		if err != nil {
 			return nil, err
@@ -244,8 +240,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 			return nil, err
 		}
 		now := admin.At(s.Clock.Now())
-		var change publishing.Change
-		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
+		rec.PublishedAt, _ = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
 		rec.UpdatedAt = now
 		if in.Handle != nil {
 			rec.Handle = *in.Handle
@@ -256,13 +251,16 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if len(put.Item.Data) > records.MaxData {
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
-		ops := append([]store.Op{put}, collection.StateCountOps(collection.Partition, &old.PublishedAt, &rec.PublishedAt)...)
-		ops = append(ops, records.IndexOps(&put.Item, old.Entries(), rec.Entries())...)
+		records.Stamp(&put.Item, s.IDs.Next(), app.ID)
+		if err := outbox.StampClock(ctx, s.Store, &put.Item, collection.TopicUpdate); err != nil {
+			return nil, err
+		}
+		ops := []store.Op{put}
 		claim = store.Key{}
-		if rec.Handle != old.Handle {
+		if rec.Handle != oldHandle {
 			claimOp := handles.Claim(collection.HandleNamespace, rec.Handle, rec.ID)
 			claim = claimOp.TargetKey()
-			ops = append(ops, claimOp, handles.Release(collection.HandleNamespace, old.Handle))
+			ops = append(ops, claimOp, handles.Release(collection.HandleNamespace, oldHandle))
 		}
 		ops = append(ops, fileOps...)
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerCustomCollection, rec.ID, in.Metafields, now)
@@ -270,13 +268,6 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 			return nil, err
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicUpdate, collection.Resource, shown(&rec, shop),
-			outbox.MetafieldsOf(metafields.OwnerCustomCollection, rec.ID))
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, nops...)
 		if !records.Fits(ops, 0) {
 			return nil, errTooManyChanges
 		}
@@ -305,10 +296,10 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		ops := []store.Op{
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			handles.Release(collection.HandleNamespace, rec.Handle),
-			records.CountOp(collection.Partition, -1),
 		}
-		ops = append(ops, collection.StateCountOps(collection.Partition, &rec.PublishedAt, nil)...)
-		ops = append(ops, records.IndexOps(nil, rec.Entries(), nil)...)
+		// Who deleted it is the request's to say: its event and
+		// notification commit with it; its counts and entries follow from
+		// the change feed (Derive).
 		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
 		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
 		if err != nil {
@@ -339,4 +330,48 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		return records.TransactBatches(ctx, s.Store, rest)
 	})
 	return nil
+}
+
+// Derive is the change feed's work for a change to a custom collection
+// (store.Deriver): its counts and index entries and, for a create or an
+// update, its event and notification (a delete's commit with it). The
+// notification's payload is the collection as the change left it (one
+// GetItem of the shop for its time zone).
+func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+	var old, next *collection.Record
+	for _, side := range []struct {
+		it  *store.Item
+		rec **collection.Record
+	}{{c.Old, &old}, {c.New, &next}} {
+		if side.it != nil {
+			r, err := collection.Decode(side.it)
+			if err != nil {
+				return nil, err
+			}
+			*side.rec = &r
+		}
+	}
+	if next == nil {
+		ops := append(collection.StateCountOps(collection.Partition, &old.PublishedAt, nil), records.CountOp(collection.Partition, -1))
+		return append(ops, records.IndexOps(nil, old.Entries(), nil)...), nil
+	}
+	verb, topic := events.Create, collection.TopicCreate
+	var ops []store.Op
+	if old == nil {
+		ops = append(collection.StateCountOps(collection.Partition, nil, &next.PublishedAt), records.CountOp(collection.Partition, 1))
+		ops = append(ops, records.IndexOps(c.New, nil, next.Entries())...)
+	} else {
+		verb, topic = events.UpdateVerb(publishing.Between(old.PublishedAt, next.PublishedAt)), collection.TopicUpdate
+		ops = append(collection.StateCountOps(collection.Partition, &old.PublishedAt, &next.PublishedAt), records.IndexOps(c.New, old.Entries(), next.Entries())...)
+	}
+	evs, err := events.OfChange(ctx, st, c.New, subject(&next.Collection), verb, "")
+	if err != nil {
+		return nil, err
+	}
+	var shop admin.Shop
+	if _, err := records.Get(ctx, st, auth.ShopKey, &shop); err != nil {
+		return nil, err
+	}
+	ops = append(ops, evs...)
+	return append(ops, outbox.OfChange(c.New, topic, collection.Resource, shown(next, &shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
 }

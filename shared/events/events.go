@@ -13,10 +13,12 @@
 package events
 
 import (
+	"context"
 	"html"
 	"strconv"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -151,6 +153,10 @@ var messages = map[string]map[string]func(link, extra string) string{
 // the article it was made on, with the comment's id as SubjectID), extra
 // fills a second placeholder (the comment excerpt). author is the app's name.
 func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event {
+	return newEvent(gen.Next(), subject, verb, extra, author)
+}
+
+func newEvent(id int64, subject Subject, verb, extra, author string) Event {
 	link := subject.Link()
 	// Product and app templates, and blog templates other than create, show
 	// the bare name.
@@ -170,7 +176,6 @@ func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event 
 		p := subject.Path
 		path = &p
 	}
-	id := gen.Next()
 	return Event{
 		ID: id, SubjectID: subject.ID, SubjectType: subject.Type, Verb: verb,
 		Arguments: args, Message: msg, Path: path, Author: author, CreatedAt: admin.Time{Time: ids.Time(id)},
@@ -181,6 +186,24 @@ func New(gen *ids.Generator, subject Subject, verb, extra, author string) Event 
 // Uninstalled): subject type App, the app's id and name, by the app.
 func OfApp(gen *ids.Generator, appID int64, name, verb string) Event {
 	return New(gen, Subject{Type: App, ID: appID, Label: name}, verb, "", name)
+}
+
+// OfChange are the writes of the event of a request's change to a record
+// (store.Change, its item stamped by records.Stamp): the event's id is the
+// change's, so it is dated when the change committed, and its author is the
+// stamping app's name (one GetItem). The change feed calls it.
+func OfChange(ctx context.Context, st store.Store, it *store.Item, subject Subject, verb, extra string) ([]store.Op, error) {
+	author := ""
+	if by := it.Nums[store.ByNum]; by != 0 {
+		app, err := auth.App(ctx, st, by)
+		if err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
+			return nil, err
+		}
+		if app != nil {
+			author = app.Name
+		}
+	}
+	return Ops(newEvent(it.Nums[store.ChangeNum], subject, verb, extra, author)), nil
 }
 
 // Ops are the writes that record ev; they go into the change's transaction.

@@ -97,12 +97,45 @@ func Notify(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.C
 	for _, o := range opts {
 		o(&n)
 	}
+	return n.ops(now), nil
+}
+
+// StampClock stores on it (a record's item a request stamped, records.Stamp)
+// the subscription clock of topic as read now, before the commit: the
+// notification the change feed derives (OfChange) goes to the webhooks
+// subscribed by then. One GetItem.
+func StampClock(ctx context.Context, st store.Store, it *store.Item, topic string) error {
+	tick, err := Clock(ctx, st, topic)
+	if err != nil {
+		return err
+	}
+	it.Nums[store.ClockNum] = tick
+	return nil
+}
+
+// OfChange returns the writes that fire topic for a request's change to a
+// record (its item stamped by records.Stamp and StampClock): the
+// notification's id is the change's, so it is dated when the change
+// committed, and it goes to the webhooks subscribed by then. The change
+// feed calls it.
+func OfChange(it *store.Item, topic, resource string, payload any, opts ...Option) []store.Op {
+	tick := it.Nums[store.ClockNum]
+	id := it.Nums[store.ChangeNum]
+	at := ids.Time(id)
+	n := Notification{ID: id, Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.At(at), Clock: &tick}
+	for _, o := range opts {
+		o(&n)
+	}
+	return n.ops(at)
+}
+
+func (n *Notification) ops(now time.Time) []store.Op {
 	expires := now.Add(NotificationTTL).Unix()
 	k := NotificationKey(n.ID)
 	return []store.Op{
-		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(&n), ExpiresAt: expires}, store.IfAbsent, 0),
+		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: records.Encode(n), ExpiresAt: expires}, store.IfAbsent, 0),
 		store.Put(store.Item{PK: Partition, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: expires}, store.IfAbsent, 0),
-	}, nil
+	}
 }
 
 // The subscription clock orders subscriptions against changes: a webhook

@@ -144,9 +144,9 @@ func (s Service) Create(ctx context.Context, in *Input) (Page, error) {
 		if err != nil {
 			return nil, err
 		}
-		ops := append(p.writeOps(nil, nil), records.CountOp(partition, 1))
-		ops = append(ops, mops...)
-		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.Create, "", app.Name))...), nil
+		it := p.item(1)
+		records.Stamp(&it, s.IDs.Next(), app.ID)
+		return append([]store.Op{store.Put(it, store.IfAbsent, 0)}, mops...), nil
 	})
 	return p, err
 }
@@ -161,19 +161,19 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		if err := records.Decode(it, &p); err != nil {
 			return nil, err
 		}
-		old := p
 		oldHandle := p.Handle
 		if err := in.apply(&p, false); err != nil {
 			return nil, err
 		}
 		now := admin.At(s.Clock.Now())
-		var change publishing.Change
-		p.PublishedAt, change = publishing.Apply(p.PublishedAt, in.Published, nil, false, now)
+		p.PublishedAt, _ = publishing.Apply(p.PublishedAt, in.Published, nil, false, now)
 		p.UpdatedAt = now
 		if in.Handle != nil {
 			p.Handle = *in.Handle
 		}
-		ops := p.writeOps(it, &old)
+		next := p.item(it.Version + 1)
+		records.Stamp(&next, s.IDs.Next(), app.ID)
+		ops := []store.Op{store.Put(next, store.IfVersion, it.Version)}
 		if p.Handle != oldHandle {
 			claimOp := handles.Claim(HandleNamespace, p.Handle, p.ID)
 			claim = claimOp.TargetKey()
@@ -183,8 +183,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, mops...)
-		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.UpdateVerb(change), "", app.Name))...), nil
+		return append(ops, mops...), nil
 	})
 	if store.FailedOn(err, claim) {
 		return p, admin.Invalid("handle", admin.MsgTaken)
@@ -205,9 +204,8 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		ops := []store.Op{
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			handles.Release(HandleNamespace, p.Handle),
-			records.CountOp(partition, -1),
 		}
-		ops = append(ops, records.IndexOps(nil, p.entries(), nil)...)
+		// Who deleted it is the request's to say: its event commits with it.
 		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.Destroy, "", app.Name))...), nil
 	})
 	if err != nil {

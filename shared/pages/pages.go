@@ -13,6 +13,7 @@
 package pages
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -50,7 +52,9 @@ type Input struct {
 }
 
 const (
-	partition = "page"
+	// Partition holds the pages.
+	Partition = "page"
+	partition = Partition
 	// HandleNamespace is the namespace of page handles.
 	HandleNamespace = "page"
 	maxTitle        = 255
@@ -101,14 +105,29 @@ var Indexer = records.Indexer{
 	},
 }
 
-// writeOps write a page and its entries (old is the page before the
-// change, nil on create): the page first, as records.Create and Update
-// require.
-func (p *Page) writeOps(old *store.Item, oldPage *Page) []store.Op {
-	if old == nil {
-		return records.WriteOps(p.item(0), 0, nil, p.entries())
+// Derive is the change feed's work for a change to a page
+// (store.Deriver): its index entries and count, and, for a create or
+// update, its event (a delete's commits with it).
+func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+	old, next, err := records.DecodeChange[Page](c)
+	if err != nil {
+		return nil, err
 	}
-	return records.WriteOps(p.item(0), old.Version, oldPage.entries(), p.entries())
+	var ops []store.Op
+	switch {
+	case old == nil:
+		ops = append(records.IndexOps(c.New, nil, next.entries()), records.CountOp(partition, 1))
+	case next == nil:
+		return append(records.IndexOps(nil, old.entries(), nil), records.CountOp(partition, -1)), nil
+	default:
+		ops = records.IndexOps(c.New, old.entries(), next.entries())
+	}
+	verb := events.Create
+	if old != nil {
+		verb = events.UpdateVerb(publishing.Between(old.PublishedAt, next.PublishedAt))
+	}
+	evs, err := events.OfChange(ctx, st, c.New, next.subject(), verb, "")
+	return append(ops, evs...), err
 }
 
 // subject is the page as the events log names it.

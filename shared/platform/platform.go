@@ -41,4 +41,11 @@ type Deps struct {
 	ProductChanged func(ctx context.Context, productID int64) error
 	// Metrics writes the metric lines (deliveries, polls, imports, 429s).
 	Metrics *metrics.Recorder
+	// Derivers are the change feed's work by partition (index entries,
+	// counts, events, notifications that follow from a change).
+	Derivers store.Derivers
+	// Feed, when set, derives that work in this process right after each
+	// commit (the local runner, tests); nil where the table's stream does
+	// (Lambda). Store writes through it.
+	Feed *store.Fed
 }

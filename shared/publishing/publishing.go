@@ -44,13 +44,19 @@ func Apply(current admin.Time, published *bool, at *admin.Time, create bool, now
 	if create {
 		return next, Unchanged
 	}
+	return next, Between(current, next)
+}
+
+// Between is the change of published state from one published_at to the
+// next (the change feed's view of an update).
+func Between(current, next admin.Time) Change {
 	switch {
 	case current.IsZero() && !next.IsZero():
-		return next, Published
+		return Published
 	case !current.IsZero() && next.IsZero():
-		return next, Unpublished
+		return Unpublished
 	}
-	return next, Unchanged
+	return Unchanged
 }
 
 // Status filters lists by published_status.

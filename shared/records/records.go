@@ -358,3 +358,35 @@ func each(ctx context.Context, st store.Store, q store.Query, pageLimit func() i
 		q.Cursor = next
 	}
 }
+
+// Stamp marks it as a request's change whose derived work the change feed
+// does (store.ChangeNum): change is the change's id (from the service's
+// ids: its event's and notification's id, dated by it), by the app that
+// made it. Stamp the record's item in every write of a request.
+func Stamp(it *store.Item, change, by int64) {
+	nums := make(map[string]int64, len(it.Nums)+2)
+	for k, v := range it.Nums {
+		if k != store.ClockNum {
+			nums[k] = v
+		}
+	}
+	nums[store.ChangeNum], nums[store.ByNum] = change, by
+	it.Nums = nums
+}
+
+// DecodeChange decodes a change's images (nil where absent).
+func DecodeChange[T any](c store.Change) (old, next *T, err error) {
+	if c.Old != nil {
+		old = new(T)
+		if err := Decode(c.Old, old); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.New != nil {
+		next = new(T)
+		if err := Decode(c.New, next); err != nil {
+			return nil, nil, err
+		}
+	}
+	return old, next, nil
+}

@@ -97,6 +97,7 @@ func (s Service) Get(ctx context.Context, id int64) (Redirect, error) {
 
 // Create adds a redirect; its path guard, written in the same transaction,
 // makes a second redirect of the path fail (path: has already been taken).
+// The count follows from the change feed (Derive).
 func (s Service) Create(ctx context.Context, in *Input) (Redirect, error) {
 	var rd Redirect
 	if err := in.apply(&rd, true); err != nil {
@@ -104,11 +105,9 @@ func (s Service) Create(ctx context.Context, in *Input) (Redirect, error) {
 	}
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		rd.ID = id
-		return []store.Op{
-			store.Put(rd.item(1), store.IfAbsent, 0),
-			pathGuard(rd.Path, id),
-			records.CountOp(partition, 1),
-		}, nil
+		it := rd.item(1)
+		records.Stamp(&it, id, admin.AppFrom(ctx).ID) // the feed counts it (Derive)
+		return []store.Op{store.Put(it, store.IfAbsent, 0), pathGuard(rd.Path, id)}, nil
 	})
 	if store.FailedOn(err, pathKey(rd.Path)) {
 		return rd, admin.Invalid("path", admin.MsgTaken)
@@ -140,7 +139,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Redirect, err
 	return rd, err
 }
 
-// Delete removes a redirect with its path guard.
+// Delete removes a redirect with its path guard; the feed counts it.
 func (s Service) Delete(ctx context.Context, id int64) error {
 	return records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
 		var rd Redirect
@@ -150,7 +149,18 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		return []store.Op{
 			store.Delete(it.Key(), store.IfVersion, it.Version),
 			store.Delete(pathKey(rd.Path), store.Always, 0),
-			records.CountOp(partition, -1),
 		}, nil
 	})
+}
+
+// Derive is the change feed's work for a change to a redirect
+// (store.Deriver): its count, when it comes or goes.
+func Derive(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	switch {
+	case c.Old == nil:
+		return []store.Op{records.CountOp(partition, 1)}, nil
+	case c.New == nil:
+		return []store.Op{records.CountOp(partition, -1)}, nil
+	}
+	return nil, nil
 }

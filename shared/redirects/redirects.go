@@ -28,7 +28,9 @@ type Input struct {
 }
 
 const (
-	partition      = "redirect"
+	// Partition holds the redirects.
+	Partition      = "redirect"
+	partition      = Partition
 	pathPartition  = "redirect#path"
 	targetIndexKey = "redirect#target#"
 	// maxLen keeps a path within DynamoDB's 1 KiB sort-key limit.

@@ -1,0 +1,299 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A request commits what it must answer exactly (the record, its guards,
+// the counters it keeps exact); what follows from the change (index
+// entries, counts, events, notifications) is derived from the table's
+// change feed: in AWS the DynamoDB stream, read by the change-feed function
+// (ApplyOnce); locally the store's own feed (Fed), drained right after each
+// commit. A change derives work only when a request stamped it: ChangeNum
+// holds a fresh id on every request's write of a derived-from record (the
+// event's and notification's id), so the seed's and the index rebuild's
+// writes, and counter adds, derive nothing. Every removal of such a record
+// derives its entries' removal.
+
+// Change is one committed write of an item, as a change stream reports it:
+// its image before and after (nil when absent).
+type Change struct{ Old, New *Item }
+
+// Key is the changed item's key.
+func (c *Change) Key() Key {
+	if c.New != nil {
+		return c.New.Key()
+	}
+	return c.Old.Key()
+}
+
+// Nums a request stamps on the records whose changes derive work: the
+// change's id, the app that made it, and the subscription clock of the
+// topic it fires as read before the commit.
+const (
+	ChangeNum = "chg"
+	ByNum     = "by"
+	ClockNum  = "clk"
+)
+
+// Deriver returns the writes that follow from a change: its record's index
+// entries and counts, its event, its notification. It reads through st and
+// must depend only on the change and what it reads, so that applying it
+// again (a replayed stream record) writes the same.
+type Deriver func(ctx context.Context, st Store, c Change) ([]Op, error)
+
+// Derivers holds the deriver of each partition whose records derive work.
+type Derivers map[string]Deriver
+
+// Derives says whether a change to an item of pk can derive work.
+func (ds Derivers) Derives(pk string) bool { _, ok := ds[pk]; return ok }
+
+// derive returns c's derived writes, or none when c is not a stamped
+// change (a seed write, a counter add, an index rebuild's rewrite).
+func (ds Derivers) derive(ctx context.Context, st Store, c Change) ([]Op, error) {
+	if c.Old == nil && c.New == nil {
+		return nil, nil
+	}
+	d, ok := ds[c.Key().PK]
+	if !ok {
+		return nil, nil
+	}
+	if c.New != nil {
+		stamp := c.New.Nums[ChangeNum]
+		if stamp == 0 || (c.Old != nil && c.Old.Nums[ChangeNum] == stamp) {
+			return nil, nil
+		}
+	}
+	return d(ctx, st, c)
+}
+
+// appliedPartition holds ApplyOnce's markers.
+const appliedPartition = "feed#applied"
+
+// AppliedTTL outlives a stream record's retention (24 hours) and its
+// retries: a replay within it finds its marker.
+const AppliedTTL = 48 * time.Hour
+
+// ApplyOnce writes c's derived writes in one transaction with a marker
+// naming the change (the item's key and stamp, or its last version for a
+// removal), so that a replayed stream record changes nothing. now dates the
+// marker's expiry.
+func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
+	ops, err := ds.derive(ctx, st, c)
+	if err != nil || len(ops) == 0 {
+		return err
+	}
+	k := c.Key()
+	sk := k.PK + "\n" + k.SK + "\n"
+	if c.New != nil {
+		sk += strconv.FormatInt(c.New.Nums[ChangeNum], 10)
+	} else {
+		sk += "removed " + strconv.FormatInt(c.Old.Version, 10)
+	}
+	marker := Key{PK: appliedPartition, SK: sk}
+	ops = append(ops, Put(Item{PK: marker.PK, SK: marker.SK, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0))
+	if err := st.Transact(ctx, ops...); err != nil && !FailedOn(err, marker) {
+		return err
+	}
+	return nil
+}
+
+// PendingPartition holds the local feed's changes not yet derived.
+const PendingPartition = "feed#pending"
+
+// Fed is the local runner's and the tests' change feed: each transaction
+// writing a record of a deriving partition also writes the change (the
+// record's image before, read first, and after) as pending items, in the
+// same transaction, so a change is never lost; right after the commit the
+// pending changes are derived (Drain), one at a time in commit order, each
+// in one transaction with the removal of its pending items, so each is
+// derived once. What a drain could not finish (a failure, a kill) the next
+// drain does: the next commit's, or the runner's at start and every few
+// seconds. So what a request changed is visible to the next request, as
+// on a development store. In AWS the DynamoDB stream plays this part.
+type Fed struct {
+	Store
+	derivers Derivers
+	mu       sync.Mutex // one drain at a time: changes derive in order
+	prefix   string     // this process's pending keys sort after earlier ones'
+	seq      atomic.Uint64
+}
+
+// Feed wraps st (the store beneath the request layers, Retrying's) so that
+// its changes derive ds's work.
+func Feed(st Store, ds Derivers) *Fed {
+	return &Fed{Store: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano())}
+}
+
+// Unwrap returns the fed store.
+func (f *Fed) Unwrap() Store { return f.Store }
+
+// A pending item holds one image of a change: a header line (the image's
+// keys, version, numbers and expiry, as JSON), then its Data as it is, so
+// that the largest record (MaxData) still fits an item.
+type pendingHeader struct {
+	Old    bool             `json:"old,omitempty"`
+	Absent bool             `json:"absent,omitempty"`
+	PK     string           `json:"pk,omitempty"`
+	SK     string           `json:"sk,omitempty"`
+	GSI1PK string           `json:"g1pk,omitempty"`
+	GSI1SK string           `json:"g1sk,omitempty"`
+	GSI2PK string           `json:"g2pk,omitempty"`
+	GSI2SK string           `json:"g2sk,omitempty"`
+	V      int64            `json:"v,omitempty"`
+	Nums   map[string]int64 `json:"nums,omitempty"`
+	TTL    int64            `json:"ttl,omitempty"`
+}
+
+func encodePending(old bool, it *Item) []byte {
+	h := pendingHeader{Old: old, Absent: it == nil}
+	var data []byte
+	if it != nil {
+		h = pendingHeader{Old: old, PK: it.PK, SK: it.SK, GSI1PK: it.GSI1PK, GSI1SK: it.GSI1SK, GSI2PK: it.GSI2PK, GSI2SK: it.GSI2SK,
+			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt}
+		data = it.Data
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		panic(err) // a header always marshals
+	}
+	return append(append(b, '\n'), data...)
+}
+
+func decodePending(b []byte) (old bool, it *Item, err error) {
+	line, data, _ := bytes.Cut(b, []byte("\n"))
+	var h pendingHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return false, nil, err
+	}
+	if h.Absent {
+		return h.Old, nil, nil
+	}
+	return h.Old, &Item{PK: h.PK, SK: h.SK, GSI1PK: h.GSI1PK, GSI1SK: h.GSI1SK, GSI2PK: h.GSI2PK, GSI2SK: h.GSI2SK,
+		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Data: bytes.Clone(data)}, nil
+}
+
+// Transact commits ops with the pending changes of the deriving records
+// they write, then drains the feed.
+func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
+	extra, err := f.capture(ctx, ops)
+	if err != nil {
+		return err
+	}
+	if len(extra) == 0 {
+		return f.Store.Transact(ctx, ops...)
+	}
+	if err := f.Store.Transact(ctx, append(ops[:len(ops):len(ops)], extra...)...); err != nil {
+		return err
+	}
+	if err := f.Drain(ctx); err != nil {
+		slog.Warn("change feed: derived work left for the next drain", "error", err.Error())
+	}
+	return nil
+}
+
+// capture returns the pending items of ops' changes: for each put or
+// delete of a deriving record, its image before (read now; the op's
+// version condition makes it exact) and after.
+func (f *Fed) capture(ctx context.Context, ops []Op) ([]Op, error) {
+	var extra []Op
+	for i := range ops {
+		op := &ops[i]
+		if (op.Kind != OpPut && op.Kind != OpDelete) || !f.derivers.Derives(op.key().PK) {
+			continue
+		}
+		var old *Item
+		if op.Cond != IfAbsent {
+			it, err := f.Store.Get(ctx, op.key())
+			switch {
+			case err == nil:
+				old = &it
+			case !errors.Is(err, ErrNotFound):
+				return nil, err
+			}
+		}
+		if op.Kind == OpDelete && old == nil {
+			continue
+		}
+		sk := f.prefix + fmt.Sprintf("%012d", f.seq.Add(1))
+		if old != nil {
+			extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#0", Version: 1, Data: encodePending(true, old)}, Always, 0))
+		}
+		var next *Item
+		if op.Kind == OpPut {
+			next = &op.Item
+		}
+		extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#1", Version: 1, Data: encodePending(false, next)}, Always, 0))
+	}
+	return extra, nil
+}
+
+// Drain derives every pending change, oldest first: each change's writes
+// and the removal of its pending items in one transaction.
+func (f *Fed) Drain(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		items, _, err := f.Store.Query(ctx, Query{PK: PendingPartition, Limit: 100})
+		if err != nil || len(items) == 0 {
+			return err
+		}
+		done := 0
+		for done < len(items) {
+			n, err := f.derivePending(ctx, items[done:])
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break // a change cut by the page: read it whole again
+			}
+			done += n
+		}
+		if done == 0 {
+			return fmt.Errorf("store: pending change %s unreadable", items[0].SK)
+		}
+	}
+}
+
+// derivePending derives the change at the head of items (its "#0" item, if
+// any, then its "#1"), returning how many items it took; 0 when the page
+// ends inside it.
+func (f *Fed) derivePending(ctx context.Context, items []Item) (int, error) {
+	var c Change
+	var keys []Key
+	for i := range items {
+		old, it, err := decodePending(items[i].Data)
+		if err != nil {
+			return 0, fmt.Errorf("store: pending change %s: %w", items[i].SK, err)
+		}
+		keys = append(keys, items[i].Key())
+		if old {
+			c.Old = it
+			continue
+		}
+		c.New = it
+		ops, err := f.derivers.derive(ctx, f.Store, c)
+		if err != nil {
+			return 0, err
+		}
+		removals := make([]Op, len(keys))
+		for j, k := range keys {
+			removals[j] = Delete(k, IfPresent, 0)
+		}
+		// A pending item already gone: another process derived the change.
+		if err := f.Store.Transact(ctx, append(ops, removals...)...); err != nil && !FailedOnAny(err, removals) {
+			return 0, err
+		}
+		return i + 1, nil
+	}
+	return 0, nil
+}
