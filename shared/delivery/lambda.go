@@ -12,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/store/dynamostore"
 )
 
 // SQSHandler is the webhook-dispatch function: it attempts each message of
@@ -53,34 +54,51 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 	}
 }
 
-// StreamHandler is the change-feed function: for each outbox marker the
-// table's stream inserts, it fans the notification out to the delivery
-// queue. The first failed record is reported by sequence number, so the
-// stream retries from it and nothing after it is skipped. clk tells which
-// markers Sweep picks up.
-func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+// StreamHandler is the change-feed function. For each record of the
+// table's stream, in order: a change to a record of a deriving partition
+// has its derived work applied once (store.Derivers.ApplyOnce: index
+// entries, counts, events, notifications); an outbox marker's insert has
+// its notification fanned out to the delivery queue. The first failed
+// record is reported by sequence number, so the stream retries from it and
+// nothing after it is skipped. clk tells which markers Sweep picks up and
+// dates the derived work's markers.
+func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Derivers) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
 		fail := func(seq string, err error) {
-			slog.Error("fan-out failed", "sequence", seq, "error", err.Error())
+			slog.Error("change feed failed", "sequence", seq, "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
 		}
 		// The batch's notifications are fanned out together (one read of
 		// each topic's subscribers, full SendMessageBatch calls), up to the
-		// first unreadable record.
+		// first record that failed.
 		var ids []int64
 		var seqs []string
 		var bad error
-		for _, r := range ev.Records {
-			if r.EventName != string(events.DynamoDBOperationTypeInsert) || r.Change.Keys["PK"].String() != outbox.Partition {
+		badSeq := ""
+		for i := range ev.Records {
+			r := &ev.Records[i]
+			pk := r.Change.Keys["PK"].String()
+			if ds.Derives(pk) {
+				c, err := dynamostore.ChangeOf(r)
+				if err == nil {
+					err = ds.ApplyOnce(ctx, st, c, clk.Now())
+				}
+				if err != nil {
+					bad, badSeq = err, r.Change.SequenceNumber
+					break
+				}
+				continue
+			}
+			if r.EventName != string(events.DynamoDBOperationTypeInsert) || pk != outbox.Partition {
 				continue
 			}
 			id, err := records.ParseIDSK(r.Change.Keys["SK"].String())
-			seqs = append(seqs, r.Change.SequenceNumber)
 			if err != nil {
-				bad = err
+				bad, badSeq = err, r.Change.SequenceNumber
 				break
 			}
+			seqs = append(seqs, r.Change.SequenceNumber)
 			ids = append(ids, id)
 		}
 		if len(ids) > 0 {
@@ -90,7 +108,7 @@ func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock) func(context.
 			}
 		}
 		if bad != nil {
-			fail(seqs[len(seqs)-1], bad)
+			fail(badSeq, bad)
 			return resp, nil
 		}
 		// Each batch also picks up a few markers whose stream records were

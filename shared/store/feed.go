@@ -101,10 +101,25 @@ func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.T
 	}
 	marker := Key{PK: appliedPartition, SK: sk}
 	ops = append(ops, Put(Item{PK: marker.PK, SK: marker.SK, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0))
-	if err := st.Transact(ctx, ops...); err != nil && !FailedOn(err, marker) {
+	return alreadyDone(ctx, st, st.Transact(ctx, ops...), marker, true)
+}
+
+// alreadyDone resolves err, a derived transaction's failure: a failed
+// condition (DynamoDB names one of the items whose condition failed, not
+// necessarily the marker's) is the change's earlier application when the
+// marker at k says so: present for ApplyOnce's, gone for a pending item.
+func alreadyDone(ctx context.Context, st Store, err error, k Key, present bool) error {
+	if err == nil || !errors.Is(err, ErrConditionFailed) {
 		return err
 	}
-	return nil
+	_, gerr := st.Get(ctx, k)
+	switch {
+	case gerr == nil && present, errors.Is(gerr, ErrNotFound) && !present:
+		return nil
+	case gerr != nil && !errors.Is(gerr, ErrNotFound):
+		return gerr
+	}
+	return err
 }
 
 // PendingPartition holds the local feed's changes not yet derived.
@@ -285,12 +300,11 @@ func (f *Fed) derivePending(ctx context.Context, items []Item) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		removals := make([]Op, len(keys))
-		for j, k := range keys {
-			removals[j] = Delete(k, IfPresent, 0)
+		for _, k := range keys {
+			ops = append(ops, Delete(k, IfPresent, 0))
 		}
-		// A pending item already gone: another process derived the change.
-		if err := f.Store.Transact(ctx, append(ops, removals...)...); err != nil && !FailedOnAny(err, removals) {
+		// Its pending items already gone: another process derived it.
+		if err := alreadyDone(ctx, f.Store, f.Store.Transact(ctx, ops...), keys[len(keys)-1], false); err != nil {
 			return 0, err
 		}
 		return i + 1, nil
