@@ -67,7 +67,21 @@ func runJobs(ctx context.Context, d *platform.Deps, w *store.Watched, jobs []*po
 			every(ctx, interval, func() { j.runOnce(ctx, d) })
 		}()
 	}
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		// Each commit derives its own work at once (store.Fed); what a
+		// failure or a kill left pending is derived here, at start and
+		// every idleLook.
+		drain(ctx, nil, func() {
+			if d.Feed == nil {
+				return
+			}
+			if err := d.Feed.Drain(ctx); err != nil {
+				slog.Warn("change feed drain failed", "error", err.Error())
+			}
+		})
+	}()
 	go func() {
 		defer wg.Done()
 		drain(ctx, w.Woken(variants.StockJobPartition), func() {

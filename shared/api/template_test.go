@@ -6,6 +6,7 @@ package api_test
 // that serve no route (eventSourceFunctions) fed by their event sources.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -764,5 +765,58 @@ func repoRoot(t *testing.T) string {
 			t.Fatal("go.mod not found above the test directory")
 		}
 		dir = parent
+	}
+}
+
+// The change-feed function's stream filter passes every change to a record
+// of a deriving partition (api.Derivers): a partition it drops would never
+// get its entries, counts, events or notifications in AWS.
+func TestChangeFeedFilterPassesDerivedPartitions(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type filters struct {
+		Filters []struct {
+			Pattern string `yaml:"Pattern"`
+		} `yaml:"Filters"`
+	}
+	var doc struct {
+		Resources map[string]struct {
+			Properties struct {
+				Events map[string]struct {
+					Properties struct {
+						FilterCriteria filters `yaml:"FilterCriteria"`
+					} `yaml:"Properties"`
+				} `yaml:"Events"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	passed := map[string]bool{}
+	for _, ev := range doc.Resources["ChangeFeedFunction"].Properties.Events {
+		for _, f := range ev.Properties.FilterCriteria.Filters {
+			var p struct {
+				EventName []string `json:"eventName"`
+				Dynamodb  struct {
+					Keys struct{ PK struct{ S []string } }
+				} `json:"dynamodb"`
+			}
+			if err := json.Unmarshal([]byte(f.Pattern), &p); err != nil {
+				t.Fatalf("pattern %s: %v", f.Pattern, err)
+			}
+			if len(p.EventName) == 0 { // inserts, modifications and removals
+				for _, pk := range p.Dynamodb.Keys.PK.S {
+					passed[pk] = true
+				}
+			}
+		}
+	}
+	for pk := range api.Derivers() {
+		if !passed[pk] {
+			t.Errorf("template.yaml: ChangeFeedFunction's FilterCriteria drops changes to %q, which api.Derivers derives from", pk)
+		}
 	}
 }
