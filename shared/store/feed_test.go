@@ -1,0 +1,183 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/storeadmin/adminapi/shared/store"
+	"github.com/storeadmin/adminapi/shared/store/boltstore"
+)
+
+// A deriver that keeps a count of the "rec" partition's records and a copy
+// of each under its title, as index entries do.
+func countAndCopy(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	var ops []store.Op
+	if c.Old != nil {
+		ops = append(ops, store.Delete(store.Key{PK: "rec#title=" + string(c.Old.Data), SK: c.Old.SK}, store.Always, 0))
+	}
+	if c.New != nil {
+		ops = append(ops, store.Put(store.Item{PK: "rec#title=" + string(c.New.Data), SK: c.New.SK, Version: c.New.Version, Data: c.New.Data}, store.Always, 0))
+	}
+	switch {
+	case c.Old == nil:
+		ops = append(ops, store.Add(store.Key{PK: "count", SK: "rec"}, store.Always, map[string]int64{"n": 1}))
+	case c.New == nil:
+		ops = append(ops, store.Add(store.Key{PK: "count", SK: "rec"}, store.Always, map[string]int64{"n": -1}))
+	}
+	return ops, nil
+}
+
+// failing fails every transaction while on, after nothing was written.
+type failing struct {
+	store.Store
+	on bool
+}
+
+func (f *failing) Transact(ctx context.Context, ops ...store.Op) error {
+	if f.on {
+		return &store.UnavailableError{Reason: "test"}
+	}
+	return f.Store.Transact(ctx, ops...)
+}
+
+func openBolt(t *testing.T) store.Store {
+	st, err := boltstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func rec(id int, title string, version int64, stamp int64) store.Item {
+	return store.Item{PK: "rec", SK: strconv.Itoa(id), Version: version, Data: []byte(title), Nums: map[string]int64{store.ChangeNum: stamp}}
+}
+
+func count(t *testing.T, st store.Store) int64 {
+	it, err := st.Get(context.Background(), store.Key{PK: "count", SK: "rec"})
+	if errors.Is(err, store.ErrNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it.Nums["n"]
+}
+
+func exists(t *testing.T, st store.Store, k store.Key) bool {
+	_, err := st.Get(context.Background(), k)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// A commit's derived work is done when Transact returns; a change derives
+// from its image before (the old entry goes) and after; an unstamped write
+// (the seed's) derives nothing.
+func TestFedDerivesEachCommitInOrder(t *testing.T) {
+	ctx := context.Background()
+	base := openBolt(t)
+	fed := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := fed.Transact(ctx, store.Put(rec(1, "a", 1, 10), store.IfAbsent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if count(t, base) != 1 || !exists(t, base, store.Key{PK: "rec#title=a", SK: "1"}) {
+		t.Fatal("the create's count or entry is missing when Transact returned")
+	}
+	if err := fed.Transact(ctx, store.Put(rec(1, "b", 2, 11), store.IfVersion, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, base, store.Key{PK: "rec#title=a", SK: "1"}) || !exists(t, base, store.Key{PK: "rec#title=b", SK: "1"}) || count(t, base) != 1 {
+		t.Fatal("the update did not move the entry from a to b, or changed the count")
+	}
+	if err := fed.Transact(ctx, store.Put(store.Item{PK: "rec", SK: "2", Version: 1, Data: []byte("seeded")}, store.IfAbsent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if count(t, base) != 1 {
+		t.Fatal("an unstamped write was counted")
+	}
+	if err := fed.Transact(ctx, store.Delete(store.Key{PK: "rec", SK: "1"}, store.IfVersion, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if count(t, base) != 0 || exists(t, base, store.Key{PK: "rec#title=b", SK: "1"}) {
+		t.Fatal("the delete left its count or entry")
+	}
+	if items, _, _ := base.Query(ctx, store.Query{PK: store.PendingPartition}); len(items) != 0 {
+		t.Fatalf("%d pending items left", len(items))
+	}
+}
+
+// A failure after the commit leaves the change pending, never lost; the
+// next drain derives it, once.
+func TestFedHealsAfterAFailureOnce(t *testing.T) {
+	ctx := context.Background()
+	base := &failing{Store: openBolt(t)}
+	fed := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	// Commit, then fail every transaction after it: the drain's.
+	after := &commitThenFail{Store: base}
+	fedAfter := store.Feed(after, store.Derivers{"rec": countAndCopy})
+	if err := fedAfter.Transact(ctx, store.Put(rec(1, "a", 1, 10), store.IfAbsent, 0)); err != nil {
+		t.Fatalf("a commit whose derived work failed answered %v", err)
+	}
+	if count(t, base) != 0 {
+		t.Fatal("derived work applied although its transaction failed")
+	}
+	base.on = true
+	if err := fed.Drain(ctx); err == nil {
+		t.Fatal("a failing drain reported success")
+	}
+	base.on = false
+	for range 2 {
+		if err := fed.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if count(t, base) != 1 || !exists(t, base, store.Key{PK: "rec#title=a", SK: "1"}) {
+		t.Fatalf("after healing: count %d, want 1, with the entry", count(t, base))
+	}
+}
+
+// commitThenFail commits the first transaction and fails the rest.
+type commitThenFail struct {
+	store.Store
+	done bool
+}
+
+func (c *commitThenFail) Transact(ctx context.Context, ops ...store.Op) error {
+	if c.done {
+		return &store.UnavailableError{Reason: "test"}
+	}
+	c.done = true
+	return c.Store.Transact(ctx, ops...)
+}
+
+// ApplyOnce, the stream's path, applies a replayed change once.
+func TestApplyOnceIgnoresReplays(t *testing.T) {
+	ctx := context.Background()
+	st := openBolt(t)
+	ds := store.Derivers{"rec": countAndCopy}
+	it := rec(1, "a", 1, 10)
+	c := store.Change{New: &it}
+	now := time.Unix(1_800_000_000, 0)
+	for range 3 {
+		if err := ds.ApplyOnce(ctx, st, c, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := store.Change{Old: &it}
+	for range 2 {
+		if err := ds.ApplyOnce(ctx, st, removed, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, st); n != 0 {
+		t.Fatalf("count %d after a create and a delete, each replayed, want 0", n)
+	}
+	if err := ds.ApplyOnce(ctx, st, c, now); err != nil || count(t, st) != 0 {
+		t.Fatalf("a create replayed after its delete was applied again: %v", err)
+	}
+}
