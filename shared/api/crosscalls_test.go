@@ -41,6 +41,8 @@ var crossResourceCalls = map[string]string{
 	"shared/delivery -> shared/webhooks.Remove":                          "the dispatcher removes a webhook that failed for 48 hours",
 	"shared/delivery -> shared/webhooks.Subscribers":                     "the subscribers of a topic: the fan-out reads them, and an uninstall snapshots its app's for app/uninstalled",
 	"shared/oauth -> shared/events.Ops":                                  "the event record joins the change's transaction: every writer logs its events so",
+	"shared/pages -> shared/events.OfChange":                             "the change feed's deriver writes the change's event, reading its author through the store it derives with",
+	"shared/customcollections -> shared/events.OfChange":                 "the change feed's deriver writes the change's event, reading its author through the store it derives with",
 	"shared/pages -> shared/events.Ops":                                  "the event record joins the change's transaction: every writer logs its events so",
 	"shared/pages -> shared/metafields.DeleteOwnerOps":                   "an owner's metafields go in the transaction that deletes it",
 	"shared/pages -> shared/metafields.Ops":                              "the owner's metafields are written in the owner's own transaction",
