@@ -125,6 +125,10 @@ func alreadyDone(ctx context.Context, st Store, err error, k Key, present bool) 
 // PendingPartition holds the local feed's changes not yet derived.
 const PendingPartition = "feed#pending"
 
+// PendingItems is how many items the local feed adds to a transaction per
+// change of a deriving record (its images before and after).
+const PendingItems = 2
+
 // Fed is the local runner's and the tests' change feed: each transaction
 // writing a record of a deriving partition also writes the change (the
 // record's image before, read first, and after) as pending items, in the
