@@ -338,18 +338,20 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 // notification's payload is the collection as the change left it (one
 // GetItem of the shop for its time zone).
 func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
-	var old, next *collection.Record
-	for _, side := range []struct {
-		it  *store.Item
-		rec **collection.Record
-	}{{c.Old, &old}, {c.New, &next}} {
-		if side.it != nil {
-			r, err := collection.Decode(side.it)
-			if err != nil {
-				return nil, err
-			}
-			*side.rec = &r
+	decode := func(it *store.Item) (*collection.Record, error) {
+		if it == nil {
+			return nil, nil
 		}
+		r, err := collection.Decode(it) // products_count from its numbers
+		return &r, err
+	}
+	old, err := decode(c.Old)
+	if err != nil {
+		return nil, err
+	}
+	next, err := decode(c.New)
+	if err != nil {
+		return nil, err
 	}
 	if next == nil {
 		ops := append(collection.StateCountOps(collection.Partition, &old.PublishedAt, nil), records.CountOp(collection.Partition, -1))

@@ -30,16 +30,18 @@ func countAndCopy(_ context.Context, _ store.Store, c store.Change) ([]store.Op,
 	return ops, nil
 }
 
-// failing fails every transaction while on, after nothing was written.
+// failing fails every transaction while on, writing nothing; with
+// thenFail, the next transaction commits and turns it on.
 type failing struct {
 	store.Store
-	on bool
+	on, thenFail bool
 }
 
 func (f *failing) Transact(ctx context.Context, ops ...store.Op) error {
 	if f.on {
 		return &store.UnavailableError{Reason: "test"}
 	}
+	f.on = f.thenFail
 	return f.Store.Transact(ctx, ops...)
 }
 
@@ -115,18 +117,16 @@ func TestFedDerivesEachCommitInOrder(t *testing.T) {
 // next drain derives it, once.
 func TestFedHealsAfterAFailureOnce(t *testing.T) {
 	ctx := context.Background()
-	base := &failing{Store: openBolt(t)}
+	// The commit succeeds, every transaction after it (the drain's) fails.
+	base := &failing{Store: openBolt(t), thenFail: true}
 	fed := store.Feed(base, store.Derivers{"rec": countAndCopy})
-	// Commit, then fail every transaction after it: the drain's.
-	after := &commitThenFail{Store: base}
-	fedAfter := store.Feed(after, store.Derivers{"rec": countAndCopy})
-	if err := fedAfter.Transact(ctx, store.Put(rec(1, "a", 1, 10), store.IfAbsent, 0)); err != nil {
+	if err := fed.Transact(ctx, store.Put(rec(1, "a", 1, 10), store.IfAbsent, 0)); err != nil {
 		t.Fatalf("a commit whose derived work failed answered %v", err)
 	}
 	if count(t, base) != 0 {
 		t.Fatal("derived work applied although its transaction failed")
 	}
-	base.on = true
+	base.thenFail = false
 	if err := fed.Drain(ctx); err == nil {
 		t.Fatal("a failing drain reported success")
 	}
@@ -139,20 +139,6 @@ func TestFedHealsAfterAFailureOnce(t *testing.T) {
 	if count(t, base) != 1 || !exists(t, base, store.Key{PK: "rec#title=a", SK: "1"}) {
 		t.Fatalf("after healing: count %d, want 1, with the entry", count(t, base))
 	}
-}
-
-// commitThenFail commits the first transaction and fails the rest.
-type commitThenFail struct {
-	store.Store
-	done bool
-}
-
-func (c *commitThenFail) Transact(ctx context.Context, ops ...store.Op) error {
-	if c.done {
-		return &store.UnavailableError{Reason: "test"}
-	}
-	c.done = true
-	return c.Store.Transact(ctx, ops...)
 }
 
 // ApplyOnce, the stream's path, applies a replayed change once.
