@@ -68,8 +68,9 @@ type costRun struct {
 }
 
 // changeLog commits through the metered store and keeps what the table's
-// stream would carry of each change to a deriving record (its images,
-// looked at unmetered), so that the change feed's work is counted apart.
+// stream would carry of each change to a deriving record (its images; the
+// one before read unmetered), so that the change feed's work is counted
+// apart.
 type changeLog struct {
 	store.Store
 	raw     store.Store
@@ -78,29 +79,14 @@ type changeLog struct {
 }
 
 func (l *changeLog) Transact(ctx context.Context, ops ...store.Op) error {
-	var olds []*store.Item
-	var keys []store.Key
-	for i := range ops {
-		k := ops[i].TargetKey()
-		if (ops[i].Kind != store.OpPut && ops[i].Kind != store.OpDelete) || !l.ds.Derives(k.PK) {
-			continue
-		}
-		var old *store.Item
-		if it, err := l.raw.Get(ctx, k); err == nil {
-			old = &it
-		}
-		olds, keys = append(olds, old), append(keys, k)
+	changes, err := l.ds.ChangesOf(ctx, l.raw, ops)
+	if err != nil {
+		return err
 	}
 	if err := l.Store.Transact(ctx, ops...); err != nil {
 		return err
 	}
-	for i, k := range keys {
-		c := store.Change{Old: olds[i]}
-		if it, err := l.raw.Get(ctx, k); err == nil {
-			c.New = &it
-		}
-		l.changes = append(l.changes, c)
-	}
+	l.changes = append(l.changes, changes...)
 	return nil
 }
 

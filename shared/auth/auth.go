@@ -148,6 +148,15 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 	return &app, nil
 }
 
+// ReadShop reads the shop record: one GetItem.
+func ReadShop(ctx context.Context, st store.Store) (*admin.Shop, error) {
+	var shop admin.Shop
+	if _, err := records.Get(ctx, st, ShopKey, &shop); err != nil {
+		return nil, err
+	}
+	return &shop, nil
+}
+
 // Shop returns the shop, cached for ShopTTL.
 func (id *Identity) Shop(ctx context.Context) (*admin.Shop, error) {
 	id.mu.Lock()
@@ -155,14 +164,14 @@ func (id *Identity) Shop(ctx context.Context) (*admin.Shop, error) {
 	if id.shop != nil && time.Now().Before(id.shopUntil) {
 		return id.shop, nil
 	}
-	var shop admin.Shop
-	if _, err := records.Get(ctx, id.st, ShopKey, &shop); err != nil {
-		if admin.ErrorCode(err) == admin.ENOTFOUND {
-			return nil, errors.New("auth: the store holds no shop record; load a seed file")
-		}
+	shop, err := ReadShop(ctx, id.st)
+	if admin.ErrorCode(err) == admin.ENOTFOUND {
+		return nil, errors.New("auth: the store holds no shop record; load a seed file")
+	}
+	if err != nil {
 		return nil, err
 	}
-	id.shop, id.shopUntil = &shop, time.Now().Add(ShopTTL)
+	id.shop, id.shopUntil = shop, time.Now().Add(ShopTTL)
 	return id.shop, nil
 }
 

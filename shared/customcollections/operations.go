@@ -370,10 +370,10 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	if err != nil {
 		return nil, err
 	}
-	var shop admin.Shop
-	if _, err := records.Get(ctx, st, auth.ShopKey, &shop); err != nil {
+	shop, err := auth.ReadShop(ctx, st)
+	if err != nil {
 		return nil, err
 	}
 	ops = append(ops, evs...)
-	return append(ops, outbox.OfChange(c.New, topic, collection.Resource, shown(next, &shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
+	return append(ops, outbox.OfChange(c.New, topic, collection.Resource, shown(next, shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
 }

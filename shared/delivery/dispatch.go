@@ -442,11 +442,11 @@ func (d *Dispatcher) shopRecord(ctx context.Context) (*admin.Shop, error) {
 	if d.shop != nil {
 		return d.shop, nil
 	}
-	var s admin.Shop
-	if _, err := records.Get(ctx, d.Store, auth.ShopKey, &s); err != nil {
+	s, err := auth.ReadShop(ctx, d.Store)
+	if err != nil {
 		return nil, err
 	}
-	d.shop = &s
+	d.shop = s
 	return d.shop, nil
 }
 

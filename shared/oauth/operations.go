@@ -50,18 +50,18 @@ var (
 // it judges its input, so a store that cannot answer is a 503 whatever was
 // sent) and the app whose client_id is clientID.
 func (s Service) shopAndApp(ctx context.Context, clientID string) (admin.Shop, *admin.App, error) {
-	var shop admin.Shop
-	if _, err := records.Get(ctx, s.Store, auth.ShopKey, &shop); err != nil {
-		return shop, nil, err
+	shop, err := auth.ReadShop(ctx, s.Store)
+	if err != nil {
+		return admin.Shop{}, nil, err
 	}
 	if clientID == "" {
-		return shop, nil, admin.BadParam("client_id", "is required")
+		return *shop, nil, admin.BadParam("client_id", "is required")
 	}
 	app, err := auth.AppByClientID(ctx, s.Store, clientID)
 	if admin.ErrorCode(err) == admin.ENOTFOUND {
-		return shop, nil, admin.BadParam("client_id", "is not the client_id of an app of this shop")
+		return *shop, nil, admin.BadParam("client_id", "is not the client_id of an app of this shop")
 	}
-	return shop, app, err
+	return *shop, app, err
 }
 
 // prompt checks r and returns the page that asks the owner about it.

@@ -36,7 +36,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/metrics"
 	"github.com/storeadmin/adminapi/shared/outbound"
 	"github.com/storeadmin/adminapi/shared/platform"
-	"github.com/storeadmin/adminapi/shared/records"
 )
 
 // Limits of a run.
@@ -144,11 +143,11 @@ func examples(keys []string) string {
 
 // loadShop reads the shop record (its domain is the shop parameter).
 func loadShop(ctx context.Context, d *platform.Deps) (*admin.Shop, error) {
-	var shop admin.Shop
-	if _, err := records.Get(ctx, d.Store, auth.ShopKey, &shop); err != nil {
+	shop, err := auth.ReadShop(ctx, d.Store)
+	if err != nil {
 		return nil, fmt.Errorf("providers: reading the shop: %w", err)
 	}
-	return &shop, nil
+	return shop, nil
 }
 
 // errProvider marks a request that failed or an answer that could not be

@@ -220,40 +220,53 @@ func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
 	return nil
 }
 
-// capture returns the pending items of ops' changes: for each put or
-// delete of a deriving record, its image before (read now; the op's
-// version condition makes it exact) and after.
+// capture returns the pending items of ops' changes (ChangesOf).
 func (f *Fed) capture(ctx context.Context, ops []Op) ([]Op, error) {
+	changes, err := f.derivers.ChangesOf(ctx, f.Store, ops)
+	if err != nil {
+		return nil, err
+	}
 	var extra []Op
+	for _, c := range changes {
+		sk := f.prefix + fmt.Sprintf("%012d", f.seq.Add(1))
+		if c.Old != nil {
+			extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#0", Version: 1, Data: encodePending(true, c.Old)}, Always, 0))
+		}
+		extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#1", Version: 1, Data: encodePending(false, c.New)}, Always, 0))
+	}
+	return extra, nil
+}
+
+// ChangesOf returns the changes ops would make to deriving records, read
+// through st before they commit: for each put or delete of such a record,
+// its image before (read now; the op's version condition makes it exact)
+// and after. The local feed's, and a benchmark's stand-in for the stream.
+func (ds Derivers) ChangesOf(ctx context.Context, st Store, ops []Op) ([]Change, error) {
+	var changes []Change
 	for i := range ops {
 		op := &ops[i]
-		if (op.Kind != OpPut && op.Kind != OpDelete) || !f.derivers.Derives(op.key().PK) {
+		if (op.Kind != OpPut && op.Kind != OpDelete) || !ds.Derives(op.key().PK) {
 			continue
 		}
-		var old *Item
+		var c Change
 		if op.Cond != IfAbsent {
-			it, err := f.Store.Get(ctx, op.key())
+			it, err := st.Get(ctx, op.key())
 			switch {
 			case err == nil:
-				old = &it
+				c.Old = &it
 			case !errors.Is(err, ErrNotFound):
 				return nil, err
 			}
 		}
-		if op.Kind == OpDelete && old == nil {
-			continue
-		}
-		sk := f.prefix + fmt.Sprintf("%012d", f.seq.Add(1))
-		if old != nil {
-			extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#0", Version: 1, Data: encodePending(true, old)}, Always, 0))
-		}
-		var next *Item
 		if op.Kind == OpPut {
-			next = &op.Item
+			next := op.Item
+			c.New = &next
 		}
-		extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#1", Version: 1, Data: encodePending(false, next)}, Always, 0))
+		if c.Old != nil || c.New != nil {
+			changes = append(changes, c)
+		}
 	}
-	return extra, nil
+	return changes, nil
 }
 
 // Drain derives every pending change, oldest first: each change's writes
