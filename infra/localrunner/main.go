@@ -30,6 +30,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/faults"
 	"github.com/storeadmin/adminapi/shared/httpapi"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -77,11 +78,7 @@ func run() error {
 		injector = faults.New(cfg.FaultRate)
 		api.InjectFaults(deps.Deps, injector)
 	}
-	// Committing a notification or a job marker wakes its worker at once:
-	// an idle runner does not poll its store (the workers look every few
-	// seconds besides, for what another process committed).
-	watched := store.Watch(deps.Store, outbox.Partition, catalog.MembershipJobPartition, variants.StockJobPartition)
-	deps.Store = watched
+	watched := watchCommits(deps.Deps, injector)
 	if err := loadSeed(ctx, cfg, deps.Store, deps.Clock); err != nil {
 		return err
 	}
@@ -189,6 +186,24 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// watchCommits makes every commit of d's store wake the in-process worker
+// following its partition (store.Watch): a notification's outbox marker
+// wakes the pump, a job marker its jobs, so an idle runner does not poll
+// its store (the workers look every few seconds besides, for what another
+// process committed). The watch sits beneath the request layers and the
+// change feed, so the feed's derived notifications wake the pump too, and
+// above the fault injector (in, when set), so a call that failed wakes no
+// one.
+func watchCommits(d *platform.Deps, in *faults.Injector) *store.Watched {
+	base := store.Innermost(d.Store)
+	if in != nil {
+		base = in.Store(base)
+	}
+	w := store.Watch(base, outbox.Partition, catalog.MembershipJobPartition, variants.StockJobPartition)
+	api.UseStore(d, w, d.Feed != nil)
+	return w
 }
 
 // loadSeed loads SEED_FILE, or the demo shop into an empty store, dating

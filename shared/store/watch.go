@@ -5,8 +5,9 @@ import "context"
 // Watched is a store that tells in-process workers when a transaction
 // writing to one of their partitions commits (an outbox marker, a job
 // marker), so that they look at once instead of polling the store many
-// times a second. Wrap the store everything writes through (the local
-// runner's), outside the retry layer and the fault injector.
+// times a second. Wrap the store beneath the retry layer and the change
+// feed (so the feed's derived writes wake workers too), above the fault
+// injector: the local runner's watchCommits.
 type Watched struct {
 	Store
 	wakes map[string]chan struct{}
