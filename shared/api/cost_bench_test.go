@@ -21,6 +21,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/metrics"
@@ -75,6 +76,7 @@ type changeLog struct {
 	store.Store
 	raw     store.Store
 	ds      store.Derivers
+	clock   clock.Clock
 	changes []store.Change
 }
 
@@ -93,7 +95,7 @@ func (l *changeLog) Transact(ctx context.Context, ops ...store.Op) error {
 // derive applies the logged changes as the change-feed function does.
 func (l *changeLog) derive(b *testing.B) {
 	for _, c := range l.changes {
-		if err := l.ds.ApplyOnce(context.Background(), l.Store, c, time.Now()); err != nil {
+		if err := l.ds.ApplyOnce(context.Background(), l.Store, c, l.clock.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -110,7 +112,7 @@ func BenchmarkCost(b *testing.B) {
 func runCost(b *testing.B, k costKind) {
 	st, m := dynamotest.OpenMetered(b)
 	r := &costRun{e: apitest.New(b, st, k.groups...), meter: m}
-	r.changes = &changeLog{Store: st, raw: m.Unmetered(), ds: api.Derivers()}
+	r.changes = &changeLog{Store: st, raw: m.Unmetered(), ds: api.Derivers(), clock: r.e.Deps.Clock}
 	r.e.Change(func(d *platform.Deps) { api.UseStore(d, r.changes, false) })
 	r.e.Change(func(d *platform.Deps) { d.Queue = storequeue.New(apitest.OpenEmbedded(b), api.DeliveryQueue) })
 	r.e.Change(func(d *platform.Deps) { d.Metrics = metrics.New(io.Discard, "") })

@@ -261,8 +261,10 @@ func (k *Keeper) Finish(ctx context.Context, c *Claim, a Answer) error {
 // store's own retries (store.Retrying: store.RetryAttempts each): a claim
 // neither answered nor released stays "processing" for its Lease, and every
 // retry of the client meets 409 meanwhile, so it is worth more tries than a
-// request's own write. Each round sends the same op: repeating it is
-// harmless.
+// request's own write. Every round sends the same op under one request
+// token, so a round resolves an earlier round's uncertain commit rather
+// than applying the op again (a second release could delete a newer
+// request's claim of the key).
 const keepRounds = 3
 
 func (k *Keeper) write(ctx context.Context, c *Claim, r record) error {
@@ -274,6 +276,7 @@ func (k *Keeper) write(ctx context.Context, c *Claim, r record) error {
 // persist commits op, keepRounds times at most while the store is
 // unavailable.
 func (k *Keeper) persist(ctx context.Context, op store.Op) error {
+	ctx = store.WithRequestToken(ctx, store.NewRequestToken())
 	var err error
 	for range keepRounds {
 		if err = k.st.Transact(ctx, op); !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {

@@ -1,8 +1,12 @@
 package idempotency
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/storeadmin/adminapi/shared/clock"
+	"github.com/storeadmin/adminapi/shared/store"
 )
 
 func TestCheckKey(t *testing.T) {
@@ -47,5 +51,36 @@ func TestFingerprint(t *testing.T) {
 	}
 	if Fingerprint("POST", "/web/redirects", []byte(`{"a":1}`)) != base {
 		t.Error("the same request has two fingerprints")
+	}
+}
+
+// tokens records the request token of every transaction and fails each
+// as unavailable, its outcome unknown.
+type tokens struct {
+	store.Store
+	seen []string
+}
+
+func (s *tokens) Transact(ctx context.Context, _ ...store.Op) error {
+	s.seen = append(s.seen, store.RequestToken(ctx))
+	return &store.UnavailableError{Reason: "test", MayHaveCommitted: true}
+}
+
+// Every round of a kept answer's write goes under one request token: a
+// round resolves an earlier round's uncertain commit, never applies the
+// write again.
+func TestPersistRoundsShareOneToken(t *testing.T) {
+	st := &tokens{}
+	k := NewKeeper(st, clock.System{})
+	if err := k.persist(context.Background(), store.Delete(store.Key{PK: "idem#1#k", SK: "idem"}, store.IfVersion, 1)); err == nil {
+		t.Fatal("a write that never succeeded reported success")
+	}
+	if len(st.seen) != keepRounds {
+		t.Fatalf("%d rounds, want %d", len(st.seen), keepRounds)
+	}
+	for _, tok := range st.seen {
+		if tok == "" || tok != st.seen[0] {
+			t.Fatalf("tokens of the rounds: %q", st.seen)
+		}
 	}
 }

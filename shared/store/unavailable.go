@@ -211,8 +211,14 @@ func withToken(ctx context.Context) context.Context {
 	if RequestToken(ctx) != "" {
 		return ctx
 	}
-	return WithRequestToken(ctx, tokenPrefix()+strconv.FormatUint(tokenSeq.Add(1), 36))
+	return WithRequestToken(ctx, NewRequestToken())
 }
+
+// NewRequestToken is a fresh request token: a caller that tries one write
+// in rounds of Retrying's attempts puts it on the context first
+// (WithRequestToken), so that a later round resolves an earlier one's
+// uncertain commit instead of applying the write again.
+func NewRequestToken() string { return tokenPrefix() + strconv.FormatUint(tokenSeq.Add(1), 36) }
 
 // Request tokens are unique per process (a random prefix) and within it
 // (a sequence): made cheaply, since every transaction gets one. The prefix

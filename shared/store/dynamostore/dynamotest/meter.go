@@ -130,11 +130,11 @@ func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next 
 		u.Items = int(o.Count)
 	}
 	for i, w := range writes {
-		after := before[i]
+		// A refused write is billed for the table only: no index changes.
+		wu := w.factor * tableKB(before[i], before[i])
 		if err == nil {
-			after = m.image(ctx, w.key)
+			wu = writeUnits(before[i], m.image(ctx, w.key), w.factor)
 		}
-		wu := writeUnits(before[i], after, w.factor)
 		u.WU += wu
 		m.mu.Lock()
 		if m.detail == nil {
@@ -188,21 +188,7 @@ func keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue
 // writeUnits is the units of one item's write from before to after (nil
 // when absent): the table's, times factor, and each index's.
 func writeUnits(before, after map[string]types.AttributeValue, factor float64) float64 {
-	kb := func(it map[string]types.AttributeValue) float64 {
-		return math.Max(1, math.Ceil(float64(itemSize(it))/1024))
-	}
-	var table float64
-	switch {
-	case before == nil && after == nil:
-		table = 1 // a delete of nothing, or a refused write: still billed
-	case before == nil:
-		table = kb(after)
-	case after == nil:
-		table = kb(before)
-	default:
-		table = math.Max(kb(before), kb(after))
-	}
-	units := factor * table
+	units := factor * tableKB(before, after)
 	for _, idx := range []string{"GSI1", "GSI2"} {
 		bk, ak := indexKey(before, idx), indexKey(after, idx)
 		switch {
@@ -219,6 +205,25 @@ func writeUnits(before, after map[string]types.AttributeValue, factor float64) f
 		}
 	}
 	return units
+}
+
+// kb is an item's size in billed kilobytes (at least 1).
+func kb(it map[string]types.AttributeValue) float64 {
+	return math.Max(1, math.Ceil(float64(itemSize(it))/1024))
+}
+
+// tableKB is the table's kilobytes of one item's write from before to
+// after: the larger image's.
+func tableKB(before, after map[string]types.AttributeValue) float64 {
+	switch {
+	case before == nil && after == nil:
+		return 1 // a delete of nothing, or a refused write: still billed
+	case before == nil:
+		return kb(after)
+	case after == nil:
+		return kb(before)
+	}
+	return math.Max(kb(before), kb(after))
 }
 
 func indexKey(it map[string]types.AttributeValue, idx string) string {

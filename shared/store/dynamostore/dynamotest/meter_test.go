@@ -42,6 +42,17 @@ func TestWriteUnits(t *testing.T) {
 	}
 }
 
+// A refused write is billed for the table only (the meter's handle bills
+// it tableKB of its image, twice in a transaction): no index changes.
+func TestRefusedWriteBillsTheTableOnly(t *testing.T) {
+	if got := 2 * tableKB(item(10, "g"), item(10, "g")); got != 2 {
+		t.Errorf("a refused transactional write of an indexed 10-byte item: %v units, want 2", got)
+	}
+	if got := tableKB(nil, nil); got != 1 {
+		t.Errorf("a refused put of a new item: %v units, want 1", got)
+	}
+}
+
 func TestItemSize(t *testing.T) {
 	it := map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: "abc"},   // 2 + 3
