@@ -23,7 +23,6 @@ type entry struct {
 	names  []string // the wildcards' names, by segment
 	wild   uint64   // bit i: segment i is a wildcard
 	h      http.Handler
-	wilds  int // how many
 }
 
 // add adds the pattern method path (method "" for any) served by h.
@@ -44,7 +43,6 @@ func (t *table) add(method, path string, h http.Handler) {
 		if wild {
 			e.segs[i], e.names[i] = "", name
 			e.wild |= 1 << i
-			e.wilds++
 		}
 	}
 	*t = append(*t, e)
@@ -70,7 +68,7 @@ func (e *entry) matches(path string) bool {
 	rest := path[1:]
 	for i, lit := range e.segs {
 		seg, after, _ := strings.Cut(rest, "/")
-		if e.wild&(1<<i) == 0 && seg != lit {
+		if e.wild&(1<<i) == 0 && seg != lit || seg == "" { // as ServeMux, a wildcard takes no empty segment
 			return false
 		}
 		rest = after
@@ -91,7 +89,7 @@ func (e *entry) moreSpecific(o *entry, method string) bool {
 // serve serves r (whose path e matches) with e's handler, its wildcards'
 // values set as ServeMux sets them.
 func (e *entry) serve(w http.ResponseWriter, r *http.Request) {
-	if e.wilds > 0 {
+	if e.wild != 0 {
 		rest := r.URL.Path[1:]
 		for _, name := range e.names {
 			seg, after, _ := strings.Cut(rest, "/")

@@ -33,25 +33,30 @@ func TestMatchingAsServeMux(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := httpapi.NewRouter(fakeIdentity(), nil, clock.System{}, routes)
-	for _, c := range []struct{ method, path, want, allow string }{
-		{"GET", "/web/things/7.json", "thing 7 ", ""},
-		{"HEAD", "/web/things/7.json", "thing 7 ", ""},
-		{"GET", "/web/things/count.json", "count  ", ""},
-		{"PUT", "/web/things/7.json", "put 7 ", ""},
-		{"GET", "/web/things/7/parts/9.json", "part 7 9", ""},
-		{"GET", "/web/things/7/parts/main.json", "main part 7 ", ""},
-		{"DELETE", "/web/things/7.json", "", "GET, HEAD, PUT"},
-		{"PUT", "/web/things/count.json", "", "GET, HEAD"},
-		{"GET", "/web/things/7/parts.json", "", ""},
-		{"GET", "/web/others/7.json", "", ""},
+	for _, c := range []struct {
+		method, path, want string
+		status             int
+		allow              string
+	}{
+		{"GET", "/web/things/7.json", "thing 7 ", 204, ""},
+		{"HEAD", "/web/things/7.json", "thing 7 ", 204, ""},
+		{"GET", "/web/things/count.json", "count  ", 204, ""},
+		{"PUT", "/web/things/7.json", "put 7 ", 204, ""},
+		{"GET", "/web/things/7/parts/9.json", "part 7 9", 204, ""},
+		{"GET", "/web/things/7/parts/main.json", "main part 7 ", 204, ""},
+		{"DELETE", "/web/things/7.json", "", 405, "GET, HEAD, PUT"},
+		{"PUT", "/web/things/count.json", "", 405, "GET, HEAD"},
+		{"GET", "/web/things/7/parts.json", "", 404, ""},
+		{"GET", "/web/others/7.json", "", 404, ""},
+		{"GET", "/web/things/7/parts/.json", "", 404, ""}, // an empty segment is no id
 	} {
 		got = ""
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest(c.method, c.path, nil)
 		r.Header.Set(httpapi.TokenHeader, "reader-token")
 		rt.ServeHTTP(w, r)
-		if got != c.want || w.Header().Get("Allow") != c.allow {
-			t.Errorf("%s %s: served %q (%d, Allow %q), want %q (Allow %q)", c.method, c.path, got, w.Code, w.Header().Get("Allow"), c.want, c.allow)
+		if got != c.want || w.Code != c.status || w.Header().Get("Allow") != c.allow {
+			t.Errorf("%s %s: served %q (%d, Allow %q), want %q (%d, Allow %q)", c.method, c.path, got, w.Code, w.Header().Get("Allow"), c.want, c.status, c.allow)
 		}
 	}
 }

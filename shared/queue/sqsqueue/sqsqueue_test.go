@@ -49,8 +49,11 @@ func TestFromLambda(t *testing.T) {
 // is opened (a cold start), and a failed load fails each call.
 func TestOpenLoadsConfigOnFirstCall(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "config"))
+	t.Setenv("AWS_PROFILE", "")
+	q := sqsqueue.Open("", "https://sqs.us-east-1.amazonaws.com/1/q") // a load now would succeed
+	// The profile the first call's load meets: only a load after Open
+	// fails on it.
 	t.Setenv("AWS_PROFILE", "no-such-profile")
-	q := sqsqueue.Open("", "https://sqs.us-east-1.amazonaws.com/1/q") // a load now would fail
 	ctx := context.Background()
 	if err := q.Send(ctx, []byte("x")); err == nil || !strings.Contains(err.Error(), "no-such-profile") {
 		t.Errorf("Send: %v, want the failed load", err)
