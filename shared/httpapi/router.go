@@ -156,11 +156,10 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, ro
 		if !ok {
 			panic(fmt.Sprintf("httpapi: route %s does not end in .json", route.Path))
 		}
-		if root, word := segment(pattern, 0), segment(pattern, 1); root == "" || word == "" ||
-			strings.Contains(root, "{") || strings.Contains(word, "{") {
+		if headWord(pattern) == "" {
 			rt.oneShard = true
 		}
-		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
+		if last := tailWord(pattern); last != "" {
 			rt.tailWords[last] = true
 		}
 		api = append(api, route)
@@ -187,8 +186,8 @@ func NewRouter(identity Identity, limiter ratelimit.Limiter, clk clock.Clock, ro
 	if public != nil {
 		rt.publicWords = map[string]bool{}
 		for _, route := range public {
-			root, word := segment(route.Path, 0), segment(route.Path, 1)
-			if root == "" || word == "" || strings.Contains(root, "{") || strings.Contains(word, "{") {
+			word := headWord(route.Path)
+			if word == "" {
 				rt.publicWords = nil
 				break
 			}
@@ -215,6 +214,24 @@ type shard struct {
 	aliases            *aliases
 }
 
+// headWord is a route path's second segment when its first two are
+// literal, "" when either is a wildcard or missing.
+func headWord(path string) string {
+	root, word := segment(path, 0), segment(path, 1)
+	if root == "" || strings.Contains(root, "{") || strings.Contains(word, "{") {
+		return ""
+	}
+	return word
+}
+
+// tailWord is a pattern's last segment when it is literal, else "".
+func tailWord(pattern string) string {
+	if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
+		return last
+	}
+	return ""
+}
+
 // muxes are a shard's tables (match.go): mux serves its routes; tails
 // holds those whose path ends in a word (see tailWords).
 type muxes struct{ mux, tails table }
@@ -224,7 +241,7 @@ func (rt *Router) build(routes []*Route) *muxes {
 	for _, route := range routes {
 		pattern := strings.TrimSuffix(route.Path, ".json")
 		m.mux.add(route.Method, pattern, rt.wrap(route))
-		if last := pattern[strings.LastIndexByte(pattern, '/')+1:]; !strings.Contains(last, "{") {
+		if tailWord(pattern) != "" {
 			m.tails.add(route.Method, pattern, http.NotFoundHandler())
 		}
 	}
