@@ -416,14 +416,27 @@ func (rc *receiver) duplicated(topic string) int {
 }
 
 // startPipeline runs the local runner's in-process pipeline (outbox pump,
-// delivery consumer) over the env's faulty store and queue.
+// delivery consumer, the change feed's drain) over the env's faulty store
+// and queue.
 func startPipeline(e *apitest.Env) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := api.Dispatcher(e.Deps, config.Config{RetryBase: 10 * time.Millisecond})
 	d.MaxDelay = 200 * time.Millisecond
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, nil, 20*time.Millisecond) }()
+	// What a failed drain left pending (the runner drains it every few
+	// seconds; here as often as the pump looks).
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			e.Deps.Feed.Drain(ctx)
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
 	go func() { defer wg.Done(); delivery.Consume(ctx, e.Deps.Queue, d, 8) }()
 	return func() { cancel(); wg.Wait() }
 }
