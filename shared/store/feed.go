@@ -2,14 +2,16 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -133,24 +135,45 @@ const PendingItems = 2
 // writing a record of a deriving partition also writes the change (the
 // record's image before, read first, and after) as pending items, in the
 // same transaction, so a change is never lost; right after the commit the
-// pending changes are derived (Drain), one at a time in commit order, each
-// in one transaction with the removal of its pending items, so each is
-// derived once. What a drain could not finish (a failure, a kill) the next
-// drain does: the next commit's, or the runner's at start and every few
-// seconds. So what a request changed is visible to the next request, as
-// on a development store. In AWS the DynamoDB stream plays this part.
+// pending changes are derived, in commit order, each in one transaction
+// with the removal of its pending items, so each is derived once. While
+// every change this process committed was derived, the commit derives from
+// the images it holds; after a failure (or at start, when an earlier
+// process may have left some) a drain reads the pending partition (Drain):
+// the next commit's, or the runner's at start and every few seconds. So
+// what a request changed is visible to the next request, as on a
+// development store. In AWS the DynamoDB stream plays this part.
 type Fed struct {
 	Store
 	derivers Derivers
-	mu       sync.Mutex // one drain at a time: changes derive in order
-	prefix   string     // this process's pending keys sort after earlier ones'
-	seq      atomic.Uint64
+	prefix   string // this process's pending keys sort after earlier ones'
+
+	mu  sync.Mutex // one drain at a time: changes derive in order
+	seq uint64     // the last change's
+	// clean says every pending change is in ready or in flight: none left
+	// by a failure or by an earlier process.
+	clean bool
+	// A change's seq is taken after it read its record, so of two changes
+	// to one record the later has the larger seq, and the earlier had
+	// committed when the later took it. ready holds the committed changes
+	// not yet derived, inflight the seqs of those still committing; a
+	// change derives once none before it is in flight, so each record's
+	// changes derive in order.
+	ready    []pendingChange
+	inflight map[uint64]bool
+}
+
+// pendingChange is a committed change and its pending items.
+type pendingChange struct {
+	seq  uint64
+	c    Change
+	keys []Key
 }
 
 // Feed wraps st (the store beneath the request layers, Retrying's) so that
 // its changes derive ds's work.
 func Feed(st Store, ds Derivers) *Fed {
-	return &Fed{Store: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano())}
+	return &Fed{Store: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano()), inflight: map[uint64]bool{}}
 }
 
 // Unwrap returns the fed store.
@@ -202,39 +225,53 @@ func decodePending(b []byte) (old bool, it *Item, err error) {
 }
 
 // Transact commits ops with the pending changes of the deriving records
-// they write, then drains the feed.
+// they write, then derives them.
 func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
-	extra, err := f.capture(ctx, ops)
-	if err != nil {
-		return err
-	}
-	if len(extra) == 0 {
-		return f.Store.Transact(ctx, ops...)
-	}
-	if err := f.Store.Transact(ctx, append(ops[:len(ops):len(ops)], extra...)...); err != nil {
-		return err
-	}
-	if err := f.Drain(ctx); err != nil {
-		slog.Warn("change feed: derived work left for the next drain", "error", err.Error())
-	}
-	return nil
-}
-
-// capture returns the pending items of ops' changes (ChangesOf).
-func (f *Fed) capture(ctx context.Context, ops []Op) ([]Op, error) {
 	changes, err := f.derivers.ChangesOf(ctx, f.Store, ops)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var extra []Op
-	for _, c := range changes {
-		sk := f.prefix + fmt.Sprintf("%012d", f.seq.Add(1))
+	if len(changes) == 0 {
+		return f.Store.Transact(ctx, ops...)
+	}
+	pend := make([]pendingChange, len(changes))
+	f.mu.Lock()
+	for i := range pend {
+		f.seq++
+		pend[i].seq = f.seq
+		f.inflight[f.seq] = true
+	}
+	f.mu.Unlock()
+	all := ops[:len(ops):len(ops)]
+	for i, c := range changes {
+		sk := f.prefix + fmt.Sprintf("%012d", pend[i].seq)
+		pend[i].c = c
 		if c.Old != nil {
-			extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#0", Version: 1, Data: encodePending(true, c.Old)}, Always, 0))
+			k := Key{PK: PendingPartition, SK: sk + "#0"}
+			all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(true, c.Old)}, Always, 0))
+			pend[i].keys = append(pend[i].keys, k)
 		}
-		extra = append(extra, Put(Item{PK: PendingPartition, SK: sk + "#1", Version: 1, Data: encodePending(false, c.New)}, Always, 0))
+		k := Key{PK: PendingPartition, SK: sk + "#1"}
+		all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(false, c.New)}, Always, 0))
+		pend[i].keys = append(pend[i].keys, k)
 	}
-	return extra, nil
+	err = f.Store.Transact(ctx, all...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range pend {
+		delete(f.inflight, p.seq)
+	}
+	switch {
+	case err == nil:
+		f.ready = append(f.ready, pend...)
+	case errors.Is(err, ErrUnavailable):
+		f.clean = false // it may have committed: read the partition
+	}
+	// The changes after these may have waited for them.
+	if derr := f.drain(ctx); derr != nil {
+		slog.Warn("change feed: derived work left for the next drain", "error", derr.Error())
+	}
+	return err
 }
 
 // ChangesOf returns the changes ops would make to deriving records, read
@@ -269,11 +306,47 @@ func (ds Derivers) ChangesOf(ctx context.Context, st Store, ops []Op) ([]Change,
 	return changes, nil
 }
 
-// Drain derives every pending change, oldest first: each change's writes
-// and the removal of its pending items in one transaction.
+// Drain derives every pending change, oldest first, reading them from the
+// pending partition: what failures and earlier processes left.
 func (f *Fed) Drain(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.clean = false
+	return f.drain(ctx)
+}
+
+// drain derives the ready changes that no change in flight precedes, or,
+// unless clean, every stored one. Called with mu held.
+func (f *Fed) drain(ctx context.Context) error {
+	if !f.clean {
+		// Every ready change is committed, so the partition holds it; one
+		// still in flight that the read finds committed is derived now,
+		// and its own drain then finds its pending items gone.
+		f.ready = f.ready[:0]
+		if err := f.drainStored(ctx); err != nil {
+			return err
+		}
+		f.clean = true
+		return nil
+	}
+	slices.SortFunc(f.ready, func(a, b pendingChange) int { return cmp.Compare(a.seq, b.seq) })
+	first := uint64(math.MaxUint64)
+	for s := range f.inflight {
+		first = min(first, s)
+	}
+	for len(f.ready) > 0 && f.ready[0].seq < first {
+		p := f.ready[0]
+		if err := f.derivePendingChange(ctx, p.c, p.keys); err != nil {
+			f.clean = false
+			return err
+		}
+		f.ready = f.ready[1:]
+	}
+	return nil
+}
+
+// drainStored derives the pending partition's changes, oldest first.
+func (f *Fed) drainStored(ctx context.Context) error {
 	for {
 		items, _, err := f.Store.Query(ctx, Query{PK: PendingPartition, Limit: 100})
 		if err != nil || len(items) == 0 {
@@ -313,18 +386,24 @@ func (f *Fed) derivePending(ctx context.Context, items []Item) (int, error) {
 			continue
 		}
 		c.New = it
-		ops, err := f.derivers.derive(ctx, f.Store, c)
-		if err != nil {
-			return 0, err
-		}
-		for _, k := range keys {
-			ops = append(ops, Delete(k, IfPresent, 0))
-		}
-		// Its pending items already gone: another process derived it.
-		if err := alreadyDone(ctx, f.Store, f.Store.Transact(ctx, ops...), keys[len(keys)-1], false); err != nil {
+		if err := f.derivePendingChange(ctx, c, keys); err != nil {
 			return 0, err
 		}
 		return i + 1, nil
 	}
 	return 0, nil
+}
+
+// derivePendingChange writes c's derived work and removes its pending
+// items (keys, the last its "#1"), in one transaction.
+func (f *Fed) derivePendingChange(ctx context.Context, c Change, keys []Key) error {
+	ops, err := f.derivers.derive(ctx, f.Store, c)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		ops = append(ops, Delete(k, IfPresent, 0))
+	}
+	// Its pending items already gone: another process derived it.
+	return alreadyDone(ctx, f.Store, f.Store.Transact(ctx, ops...), keys[len(keys)-1], false)
 }

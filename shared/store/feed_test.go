@@ -3,7 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +168,59 @@ func TestApplyOnceIgnoresReplays(t *testing.T) {
 	}
 	if err := ds.ApplyOnce(ctx, st, c, now); err != nil || count(t, st) != 0 {
 		t.Fatalf("a create replayed after its delete was applied again: %v", err)
+	}
+}
+
+// Concurrent writers of one record, each committing on the version it
+// read: its changes derive in the order they committed, so one entry is
+// left, under the last title.
+func TestFedKeepsEachRecordsOrderUnderConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	base := openBolt(t)
+	fed := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := fed.Transact(ctx, store.Put(rec(1, "t0", 1, 1), store.IfAbsent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	var stamp atomic.Int64
+	stamp.Store(1)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; {
+				it, err := fed.Get(ctx, store.Key{PK: "rec", SK: "1"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				next := rec(1, fmt.Sprintf("t%d-%d", w, i), it.Version+1, stamp.Add(1))
+				err = fed.Transact(ctx, store.Put(next, store.IfVersion, it.Version))
+				if errors.Is(err, store.ErrConditionFailed) {
+					continue // another writer went first: read again
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				i++
+			}
+		}()
+	}
+	wg.Wait()
+	last, err := base.Get(ctx, store.Key{PK: "rec", SK: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := range 4 {
+		for i := range 25 {
+			title := fmt.Sprintf("t%d-%d", w, i)
+			if title != string(last.Data) && exists(t, base, store.Key{PK: "rec#title=" + title, SK: "1"}) {
+				t.Errorf("a stale entry under %q is left (the record's title is %q)", title, last.Data)
+			}
+		}
+	}
+	if !exists(t, base, store.Key{PK: "rec#title=" + string(last.Data), SK: "1"}) || count(t, base) != 1 {
+		t.Fatalf("the entry of the last title %q is missing, or the count is %d", last.Data, count(t, base))
 	}
 }
