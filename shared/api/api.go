@@ -321,7 +321,7 @@ func UseStore(d *platform.Deps, st store.Store, localFeed bool) {
 	inner := store.Retrying(st)
 	d.Feed = nil
 	if localFeed {
-		d.Feed = store.Feed(inner, d.Derivers)
+		d.Feed = store.Feed(st, d.Derivers) // Retrying within
 		inner = d.Feed
 	}
 	d.Store = idempotency.Wrap(inner)

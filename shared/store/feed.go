@@ -144,7 +144,8 @@ const PendingItems = 2
 // what a request changed is visible to the next request, as on a
 // development store. In AWS the DynamoDB stream plays this part.
 type Fed struct {
-	Store
+	Store          // Retrying's: the requests' commits and reads
+	once     Store // beneath it: a drain tries each call once (see Feed)
 	derivers Derivers
 	prefix   string // this process's pending keys sort after earlier ones'
 
@@ -170,10 +171,12 @@ type pendingChange struct {
 	keys []Key
 }
 
-// Feed wraps st (the store beneath the request layers, Retrying's) so that
-// its changes derive ds's work.
+// Feed is st under the retry layer (Retrying) with its changes deriving
+// ds's work. A drain, which holds the feed's lock, tries each of its calls
+// once: a retry's backoff there would hold up every other commit's
+// drain, and what fails the next drain does.
 func Feed(st Store, ds Derivers) *Fed {
-	return &Fed{Store: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano()), inflight: map[uint64]bool{}}
+	return &Fed{Store: Retrying(st), once: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano()), inflight: map[uint64]bool{}}
 }
 
 // Unwrap returns the fed store.
@@ -348,7 +351,7 @@ func (f *Fed) drain(ctx context.Context) error {
 // drainStored derives the pending partition's changes, oldest first.
 func (f *Fed) drainStored(ctx context.Context) error {
 	for {
-		items, _, err := f.Store.Query(ctx, Query{PK: PendingPartition, Limit: 100})
+		items, _, err := f.once.Query(ctx, Query{PK: PendingPartition, Limit: 100})
 		if err != nil || len(items) == 0 {
 			return err
 		}
@@ -397,7 +400,7 @@ func (f *Fed) derivePending(ctx context.Context, items []Item) (int, error) {
 // derivePendingChange writes c's derived work and removes its pending
 // items (keys, the last its "#1"), in one transaction.
 func (f *Fed) derivePendingChange(ctx context.Context, c Change, keys []Key) error {
-	ops, err := f.derivers.derive(ctx, f.Store, c)
+	ops, err := f.derivers.derive(ctx, f.once, c)
 	if err != nil {
 		return err
 	}
@@ -405,5 +408,5 @@ func (f *Fed) derivePendingChange(ctx context.Context, c Change, keys []Key) err
 		ops = append(ops, Delete(k, IfPresent, 0))
 	}
 	// Its pending items already gone: another process derived it.
-	return alreadyDone(ctx, f.Store, f.Store.Transact(ctx, ops...), keys[len(keys)-1], false)
+	return alreadyDone(ctx, f.once, f.once.Transact(ctx, ops...), keys[len(keys)-1], false)
 }
