@@ -28,11 +28,7 @@ const (
 // aliases finds the route a Shopify-form path names: its rest (the path
 // without root and .json) is looked up with the method first, then without,
 // so that a path served for other methods answers 405 like the route's own.
-type aliases struct {
-	byMethod, byPath table
-	methodRoots      map[string]*roots
-	pathRoots        map[string]*roots
-}
+type aliases struct{ byMethod, byPath table }
 
 // roots are the roots ("admin", "com", "web") a rest pattern is served at,
 // in route order. As a handler it is only looked up, never served.
@@ -42,9 +38,10 @@ func (*roots) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 // buildAliases makes the aliases of a shard's routes.
 func buildAliases(routes []*Route) *aliases {
-	a := &aliases{methodRoots: map[string]*roots{}, pathRoots: map[string]*roots{}}
+	a := &aliases{}
+	methodRoots, pathRoots := map[string]*roots{}, map[string]*roots{} // by pattern, while building
 	for _, route := range routes {
-		a.add(route.Method, route.Path)
+		a.add(route.Method, route.Path, methodRoots, pathRoots)
 	}
 	return a
 }
@@ -64,8 +61,9 @@ func (rt *Router) aliasesFor(rest string) *aliases {
 	return sh.aliases
 }
 
-// add records a route's path ("/web/pages/{id}.json").
-func (a *aliases) add(method, path string) {
+// add records a route's path ("/web/pages/{id}.json"), finding the roots
+// of its patterns so far in methodRoots and pathRoots.
+func (a *aliases) add(method, path string, methodRoots, pathRoots map[string]*roots) {
 	root, rest, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	if !ok {
 		return
@@ -75,7 +73,7 @@ func (a *aliases) add(method, path string) {
 		t      *table
 		byKey  map[string]*roots
 		method string
-	}{{&a.byMethod, a.methodRoots, method}, {&a.byPath, a.pathRoots, ""}} {
+	}{{&a.byMethod, methodRoots, method}, {&a.byPath, pathRoots, ""}} {
 		key := m.method + " " + rest
 		rs := m.byKey[key]
 		if rs == nil {
