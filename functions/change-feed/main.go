@@ -11,7 +11,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
-	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqssend"
 )
 
 func main() {
@@ -20,7 +20,7 @@ func main() {
 		log.Fatal(err)
 	}
 	api.SetupLogging(cfg)
-	deps, err := api.OpenWith(context.Background(), cfg, sqsqueue.Open)
+	deps, err := api.OpenWith(context.Background(), cfg, sqssend.Open)
 	if err != nil {
 		log.Fatal(err)
 	}

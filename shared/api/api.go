@@ -233,10 +233,11 @@ func SetupLogging(cfg config.Config) {
 	slog.SetDefault(slog.New(lambdaRequestIDs{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})}))
 }
 
-// SQS opens the SQS queue at url, at the endpoint (sqsqueue.Open). Only
-// the functions template.yaml gives a queue URL pass it to OpenWith: the
-// SQS client's packages would cost every other function's cold start
-// (their init, and the binary's size) for nothing.
+// SQS opens the SQS queue at url, at the endpoint: sqssend.Open for a
+// function that only sends, sqsqueue.Open (the SQS client) for one that
+// consumes the queue. Only the functions template.yaml gives a queue URL
+// pass one to OpenWith: the SQS packages would cost every other
+// function's cold start (their init, and the binary's size) for nothing.
 type SQS func(endpoint, url string) queue.Queue
 
 // Open is OpenWith without SQS: a queue URL in cfg is refused.
@@ -356,7 +357,7 @@ func OpenQueue(cfg config.Config, st store.Store, sqs SQS) (queue.Queue, error) 
 }
 
 func errNoSQS(name string) error {
-	return fmt.Errorf("api: %s is set, but this program opens no SQS queue (api.OpenWith with sqsqueue.Open)", name)
+	return fmt.Errorf("api: %s is set, but this program opens no SQS queue (api.OpenWith with sqssend.Open or sqsqueue.Open)", name)
 }
 
 // Dispatcher builds the webhook dispatcher over the deps.

@@ -14,17 +14,18 @@ import (
 // set from platform.Deps.Clock, or a clock parameter), which the local
 // runner and tests can move.
 var wallTime = map[string]string{
-	"clock/clock.go":                 "the service's clock itself: System and Offset start from the machine's",
-	"store/feed.go":                  "a process's pending changes sort after an earlier process's: an order, not the service's time",
-	"metrics/metrics.go":             "CloudWatch timestamps metric lines with the machine's time",
-	"httpapi/router.go":              "a request's duration, for the debug log",
-	"httpapi/page.go":                "a page's duration, for the debug log",
-	"auth/auth.go":                   "how long a process keeps the shop record cached",
-	"delivery/dispatch.go":           "a delivery's latency, for its metric",
-	"queue/storequeue/storequeue.go": "how long a receive waits for messages",
-	"queue/sqsqueue/sqsqueue.go":     "how long a receive waits for messages",
-	"queue/queuetest/queuetest.go":   "the queue conformance suite's waits",
-	"store/storetest/storetest.go":   "the store conformance suite's waits",
+	"clock/clock.go":                    "the service's clock itself: System and Offset start from the machine's",
+	"store/feed.go":                     "a process's pending changes sort after an earlier process's: an order, not the service's time",
+	"metrics/metrics.go":                "CloudWatch timestamps metric lines with the machine's time",
+	"httpapi/router.go":                 "a request's duration, for the debug log",
+	"httpapi/page.go":                   "a page's duration, for the debug log",
+	"auth/auth.go":                      "how long a process keeps the shop record cached",
+	"delivery/dispatch.go":              "a delivery's latency, for its metric",
+	"queue/storequeue/storequeue.go":    "how long a receive waits for messages",
+	"queue/sqsqueue/sqsqueue.go":        "how long a receive waits for messages",
+	"queue/sqsqueue/sqssend/sqssend.go": "SigV4 signs a request with the time it is sent, which AWS checks against its own",
+	"queue/queuetest/queuetest.go":      "the queue conformance suite's waits",
+	"store/storetest/storetest.go":      "the store conformance suite's waits",
 }
 
 // No domain code reads wall time (issue 27): a timestamp, an expiry or a

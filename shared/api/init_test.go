@@ -65,10 +65,12 @@ func TestNoWorkAtInit(t *testing.T) {
 }
 
 // The SQS client's packages cost a cold start (their init, and the
-// binary's size), so only the functions template.yaml gives a queue URL
-// link them: those open their queues through api.OpenWith with
-// sqsqueue.Open (api.Open refuses a queue URL), and no other may import
-// them. go list tells what each function links, as sam.mk builds it.
+// binary's size), so only the functions that consume an SQS event source
+// (and retry or ack its messages) link them, through sqsqueue.Open; the
+// other functions template.yaml gives a queue URL only send, with
+// sqssend.Open; api.Open refuses a queue URL, so each of those opens its
+// deps with api.OpenWith. go list tells what each function links, as
+// sam.mk builds it.
 func TestSQSLinkedOnlyWhereQueued(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -95,16 +97,20 @@ func TestSQSLinkedOnlyWhereQueued(t *testing.T) {
 			continue // TestTemplate reports it
 		}
 		queued := slices.ContainsFunc(fn.env, func(v string) bool { return strings.HasSuffix(v, "_QUEUE_URL") })
+		consumes := slices.ContainsFunc(fn.sources, func(s sourceEvent) bool { return s.typ == "SQS" })
 		d, ok := deps[module+dir]
 		if !ok {
 			t.Errorf("go list did not list %s", dir)
 			continue
 		}
-		switch links := slices.Contains(d, sqs); {
-		case queued && !links:
-			t.Errorf("%s (%s) has a queue URL but links no SQS client: open its deps with api.OpenWith(ctx, cfg, sqsqueue.Open)", id, dir)
-		case !queued && links:
-			t.Errorf("%s (%s) has no queue URL yet links the SQS client (%s), which slows its cold start", id, dir, sqs)
+		links, sends := slices.Contains(d, sqs), slices.Contains(d, module+"shared/queue/sqsqueue/sqssend")
+		switch {
+		case consumes && !links:
+			t.Errorf("%s (%s) consumes an SQS queue but links no SQS client: open its deps with api.OpenWith(ctx, cfg, sqsqueue.Open)", id, dir)
+		case !consumes && links:
+			t.Errorf("%s (%s) consumes no SQS queue yet links the SQS client (%s), which slows its cold start: send with sqssend.Open", id, dir, sqs)
+		case queued && !sends:
+			t.Errorf("%s (%s) has a queue URL but links no SQS sender: open its deps with api.OpenWith(ctx, cfg, sqssend.Open)", id, dir)
 		}
 	}
 }

@@ -11,46 +11,35 @@ package sqsqueue
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqssend"
 )
 
 // SQS limits.
 const (
-	maxBatch      = 10           // entries of SendMessageBatch
-	maxBatchBytes = 256 << 10    // payload of one SendMessageBatch (bodies and attributes)
+	maxBatch      = 10           // entries of DeleteMessageBatch
 	maxWait       = 20           // WaitTimeSeconds
 	maxVisibility = 12 * 60 * 60 // seconds
 )
 
-// The message attribute marking a base64-encoded body (sqsevent reads it).
-const (
-	attrEncoding = sqsevent.AttrEncoding
-	encBase64    = sqsevent.EncBase64
-)
+const attrEncoding = sqsevent.AttrEncoding // the message attribute marking a base64-encoded body
 
 // Queue is a queue.Queue on one SQS queue.
 type Queue struct {
-	client     func() (*sqs.Client, error)
+	client func() (*sqs.Client, error)
+	*sqssend.Sender
 	url        string
 	visibility int32 // seconds
 }
@@ -62,48 +51,54 @@ var (
 
 // New returns the queue at queueURL, with the visibility timeout
 // queue.DefaultVisibility for its receives. The client is created once
-// (NewClient) and shared.
+// (NewClient) and shared; sends go through sqssend with its configuration.
 func New(client *sqs.Client, queueURL string) *Queue {
-	return &Queue{client: func() (*sqs.Client, error) { return client, nil }, url: queueURL,
-		visibility: seconds(queue.DefaultVisibility, maxVisibility)}
+	o := client.Options()
+	cfg := aws.Config{Credentials: o.Credentials, Region: o.Region, HTTPClient: o.HTTPClient}
+	return &Queue{client: func() (*sqs.Client, error) { return client, nil },
+		Sender: sqssend.New(func() (aws.Config, error) { return cfg, nil }, aws.ToString(o.BaseEndpoint), queueURL),
+		url:    queueURL, visibility: seconds(queue.DefaultVisibility, maxVisibility)}
 }
 
-// Open is New with the client NewClient makes (for endpoint) on the
-// queue's first call, so that a function that may send loads no AWS
-// configuration in its cold start; a failed load fails every call. It is
-// the api.SQS of the functions with a queue.
+// Open is New with the configuration sqssend.LoadConfig loads (for
+// endpoint) on the queue's first call, so that a function that may send
+// loads no AWS configuration in its cold start; a failed load fails every
+// call. It is the api.SQS of the functions that receive from a queue.
 func Open(endpoint, queueURL string) queue.Queue {
-	client := sync.OnceValues(func() (*sqs.Client, error) { return NewClient(context.Background(), endpoint) })
-	return &Queue{client: client, url: queueURL, visibility: seconds(queue.DefaultVisibility, maxVisibility)}
+	cfg := sync.OnceValues(func() (aws.Config, error) { return sqssend.LoadConfig(context.Background(), endpoint) })
+	client := sync.OnceValues(func() (*sqs.Client, error) {
+		c, err := cfg()
+		if err != nil {
+			return nil, err
+		}
+		return clientOf(c, endpoint), nil
+	})
+	return &Queue{client: client, Sender: sqssend.New(cfg, endpoint, queueURL), url: queueURL,
+		visibility: seconds(queue.DefaultVisibility, maxVisibility)}
 }
 
 // UseVisibility sets the receives' visibility timeout (rounded up to whole
 // seconds; tests shorten it); call it before the queue is used.
 func (q *Queue) UseVisibility(d time.Duration) { q.visibility = seconds(d, maxVisibility) }
 
-// NewClient loads the default AWS configuration. With a non-empty endpoint
-// (ElasticMQ) it sets BaseEndpoint and, unless credentials come from the
-// environment, uses dummy static credentials in us-east-1. Create the
-// client once per process and reuse it.
+// NewClient loads the AWS configuration (sqssend.LoadConfig: with a
+// non-empty endpoint, ElasticMQ, dummy credentials unless the environment
+// has some) and makes the SQS client. Create it once per process and reuse
+// it.
 func NewClient(ctx context.Context, endpoint string) (*sqs.Client, error) {
-	var opts []func(*config.LoadOptions) error
-	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		opts = append(opts,
-			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
-			config.WithRegion("us-east-1"))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := sqssend.LoadConfig(ctx, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("sqsqueue: load config: %w", err)
+		return nil, err
 	}
-	if endpoint != "" && cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
+	return clientOf(cfg, endpoint), nil
+}
+
+func clientOf(cfg aws.Config, endpoint string) *sqs.Client {
 	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
-	}), nil
+	})
 }
 
 // CreateQueue creates a standard queue named name (or finds it, if it
@@ -124,105 +119,6 @@ func seconds(d time.Duration, limit int32) int32 {
 	}
 	s := (d + time.Second - 1) / time.Second
 	return int32(min(s, time.Duration(limit)))
-}
-
-// sqsText says whether SQS accepts b as a message body as it is: UTF-8 of
-// #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
-func sqsText(b []byte) bool {
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			return false
-		case r == 0x9 || r == 0xA || r == 0xD:
-		case r < 0x20, r > 0xD7FF && r < 0xE000, r == 0xFFFE, r == 0xFFFF:
-			return false
-		}
-		b = b[n:]
-	}
-	return true
-}
-
-func entry(i int, body []byte) (types.SendMessageBatchRequestEntry, int) {
-	e := types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i))}
-	if sqsText(body) {
-		e.MessageBody = aws.String(string(body))
-		return e, len(body)
-	}
-	s := base64.StdEncoding.EncodeToString(body)
-	e.MessageBody = &s
-	e.MessageAttributes = map[string]types.MessageAttributeValue{
-		attrEncoding: {DataType: aws.String("String"), StringValue: aws.String(encBase64)},
-	}
-	return e, len(s) + len(attrEncoding) + len("String") + len(encBase64)
-}
-
-// Send sends the bodies with SendMessageBatch, in batches of at most ten
-// entries and 256 KiB. Entries SQS fails on its side are sent again (up to
-// three times); on an error the batches before have been sent.
-func (q *Queue) Send(ctx context.Context, bodies ...[]byte) error {
-	for _, b := range bodies {
-		if err := queue.CheckBody(b); err != nil {
-			return err
-		}
-	}
-	var batch []types.SendMessageBatchRequestEntry
-	size := 0
-	for _, b := range bodies {
-		e, n := entry(len(batch), b)
-		if len(batch) == maxBatch || size+n > maxBatchBytes {
-			if err := q.sendBatch(ctx, batch); err != nil {
-				return err
-			}
-			batch, size = nil, 0
-			e.Id = aws.String("0")
-		}
-		batch = append(batch, e)
-		size += n
-	}
-	return q.sendBatch(ctx, batch)
-}
-
-func (q *Queue) sendBatch(ctx context.Context, batch []types.SendMessageBatchRequestEntry) error {
-	c, err := q.client()
-	if err != nil {
-		return fmt.Errorf("sqsqueue: send: %w", err)
-	}
-	for attempt := 1; len(batch) > 0; attempt++ {
-		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: batch})
-		if err != nil {
-			return fmt.Errorf("sqsqueue: send: %w", unavailable(err))
-		}
-		if len(out.Failed) == 0 {
-			return nil
-		}
-		f := out.Failed[0]
-		if f.SenderFault || attempt == 3 {
-			err := fmt.Errorf("sqsqueue: send: %d of %d messages failed, first: %s: %s",
-				len(out.Failed), len(batch), aws.ToString(f.Code), aws.ToString(f.Message))
-			if !f.SenderFault {
-				err = fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
-			}
-			return err
-		}
-		failed := make(map[string]bool, len(out.Failed))
-		for _, f := range out.Failed {
-			failed[aws.ToString(f.Id)] = true
-		}
-		var again []types.SendMessageBatchRequestEntry
-		for _, e := range batch {
-			if failed[aws.ToString(e.Id)] {
-				again = append(again, e)
-			}
-		}
-		batch = again
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
-		}
-	}
-	return nil
 }
 
 // Receive long-polls with ReceiveMessage: wait is rounded up to whole
@@ -356,18 +252,4 @@ func stale(err error) error {
 		return fmt.Errorf("%w (%v)", queue.ErrStaleReceipt, err)
 	}
 	return nil
-}
-
-// unavailable marks err as queue.ErrUnavailable unless SQS said the
-// request itself was wrong (a 4xx other than throttling): throttling,
-// server errors and timeouts pass.
-func unavailable(err error) error {
-	var resp *awshttp.ResponseError
-	if errors.As(err, &resp) && resp.HTTPStatusCode() < 500 && resp.HTTPStatusCode() != 429 {
-		var api smithy.APIError
-		if !errors.As(err, &api) || !strings.Contains(api.ErrorCode(), "Throttl") && api.ErrorCode() != "RequestThrottled" {
-			return err
-		}
-	}
-	return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
 }
