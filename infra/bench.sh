@@ -15,7 +15,7 @@
 # Then what each kind of call costs in DynamoDB (BenchmarkCost against
 # DynamoDB Local, started here: read and write units counted, priced beside
 # the call's floor; docs/operations.md's cost table is its output), and the
-# cold starts of four functions against a hello-world bootstrap
+# cold starts of every API function against a hello-world bootstrap
 # (infra/coldstart, target <= 1.15x).
 # Needs only Go: hey is installed into .cache/bin on first use. Both servers
 # listen on free 127.0.0.1 ports and are stopped on exit. Figures are
@@ -253,7 +253,7 @@ DYNAMODB_ENDPOINT=$ddb REQUIRE_EMULATORS=1 go test -run '^$' -bench BenchmarkCos
 INSTANCE=bench infra/emulators/dynamodb-local.sh stop >/dev/null
 echo
 echo "Cold start: exec to the first answer under a fake Lambda Runtime API, median of interleaved rounds, over a hello-world bootstrap (target <= 1.15)"
-if ! go run ./infra/coldstart -rounds "${BENCH_COLD_ROUNDS:-30}" -max 1.15 functions/redirects functions/metafields functions/collections functions/shopify-paths | sed 's/^/  /'; then
+if ! go run ./infra/coldstart -rounds "${BENCH_COLD_ROUNDS:-60}" -max 1.15 | sed 's/^/  /'; then
 	missed=$((missed + 1))
 fi
 

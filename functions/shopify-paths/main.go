@@ -1,6 +1,7 @@
 // Command shopify-paths is the Lambda function of the paths Shopify's
 // clients call (/admin/api/{version}/<path>.json and /admin/<path>.json):
-// every group in one handler, which rewrites each path to its route's.
+// every group in one handler (api.Lazy builds a group on its first request), which
+// rewrites each path to its route's.
 package main
 
 import (
@@ -25,5 +26,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(httpadapter.NewV2(api.Handler(deps, api.Groups...)).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(api.Lazy(deps, api.Groups...)).ProxyWithContext)
 }

@@ -11,6 +11,8 @@
 //
 //	go run ./infra/coldstart [-rounds 30] [-max 1.15] [function dirs or binaries...]
 //
+// Without arguments it measures every API function.
+//
 // make bench runs it; -max makes a ratio above it fail the run. An argument
 // that is a file is taken as a binary already built (say, from another
 // commit, built as build does), to compare with this tree's in one run.
@@ -84,8 +86,11 @@ func main() {
 	limit := flag.Float64("max", 0, "fail when a function's median exceeds this multiple of the hello world's (0: report only)")
 	flag.Parse()
 	dirs := flag.Args()
-	if len(dirs) == 0 {
-		dirs = []string{"functions/redirects", "functions/metafields", "functions/collections", "functions/shopify-paths"}
+	if len(dirs) == 0 { // every API function
+		for _, g := range api.Groups {
+			dirs = append(dirs, "functions/"+g.Name)
+		}
+		dirs = append(dirs, "functions/shopify-paths")
 	}
 	tmp, err := os.MkdirTemp("", "coldstart")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
+	"sync"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
@@ -58,29 +60,34 @@ import (
 
 // Group is a resource group: the routes one Lambda function serves. Name is
 // the function's directory under functions/ and its name in template.yaml.
+// Heads are the second segments of its routes' paths (the "redirects" of
+// /web/redirects/{id}.json), which Lazy finds a request's groups by without
+// building them (TestGroupHeads keeps them those of Routes).
 type Group struct {
 	Name   string
+	Heads  []string
 	Routes func(*platform.Deps) []httpapi.Route
 }
 
 // The groups, one per Lambda function.
 var (
-	Redirects           = Group{"redirects", redirects.Routes}
-	ScriptTags          = Group{"script-tags", scripttags.Routes}
-	Events              = Group{"events", events.Routes}
-	Pages               = Group{"pages", pages.Routes}
-	Blogs               = Group{"blogs", blogRoutes}
-	Webhooks            = Group{"webhooks", webhookRoutes}
-	Collections         = Group{"collections", collectionRoutes}
-	Variants            = Group{"variants", variants.Routes}
-	FulfillmentServices = Group{"fulfillment-services", fulfillmentservices.Routes}
-	Billing             = Group{"billing", charges.Routes}
-	Transactions        = Group{"transactions", transactions.Routes}
-	Themes              = Group{"themes", themes.Routes}
-	Countries           = Group{"countries", countries.Routes}
-	Metafields          = Group{"metafields", metafieldRoutes}
-	Customers           = Group{"customers", customerRoutes}
-	OAuth               = Group{"oauth", oauth.Routes}
+	Redirects           = Group{"redirects", []string{"redirects"}, redirects.Routes}
+	ScriptTags          = Group{"script-tags", []string{"script_tags"}, scripttags.Routes}
+	Events              = Group{"events", []string{"events", "orders", "products"}, events.Routes}
+	Pages               = Group{"pages", []string{"pages"}, pages.Routes}
+	Blogs               = Group{"blogs", []string{"articles", "blogs", "comments"}, blogRoutes}
+	Webhooks            = Group{"webhooks", []string{"api_permissions", "webhooks"}, webhookRoutes}
+	Collections         = Group{"collections", []string{"collects", "custom_collections", "smart_collections"}, collectionRoutes}
+	Variants            = Group{"variants", []string{"products", "variants"}, variants.Routes}
+	FulfillmentServices = Group{"fulfillment-services", []string{"fulfillment_services"}, fulfillmentservices.Routes}
+	Billing             = Group{"billing", []string{"recurring_application_charges"}, charges.Routes}
+	Transactions        = Group{"transactions", []string{"orders"}, transactions.Routes}
+	Themes              = Group{"themes", []string{"themes"}, themes.Routes}
+	Countries           = Group{"countries", []string{"countries"}, countries.Routes}
+	Metafields          = Group{"metafields", []string{"blogs", "custom_collections", "customers", "metafields", "orders",
+		"pages", "products", "smart_collections", "variants"}, metafieldRoutes}
+	Customers = Group{"customers", []string{"customer_saved_searches", "customers"}, customerRoutes}
+	OAuth     = Group{"oauth", []string{"oauth"}, oauth.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -186,20 +193,73 @@ type Deps struct {
 
 // Handler serves the given groups under the HTTP conventions.
 func Handler(d *Deps, groups ...Group) *httpapi.Router {
+	return handler(d, auth.NewIdentity(d.Store, d.Clock), idempotency.NewKeeper(d.Store, d.Clock), groups)
+}
+
+func handler(d *Deps, id *auth.Identity, keys *idempotency.Keeper, groups []Group) *httpapi.Router {
 	lists, n := make([][]httpapi.Route, len(groups)), 0
 	for i, g := range groups {
 		lists[i] = g.Routes(d.Deps)
 		n += len(lists[i])
 	}
-	routes := make([]httpapi.Route, 0, n) // one copy: every group's, in a cold start
+	routes := make([]httpapi.Route, 0, n) // one copy of the groups' routes
 	for _, l := range lists {
 		routes = append(routes, l...)
 	}
-	rt := httpapi.NewRouter(auth.NewIdentity(d.Store, d.Clock), d.Limiter, d.Clock, routes)
+	rt := httpapi.NewRouter(id, d.Limiter, d.Clock, routes)
 	rt.Base = baseURL(d.BaseURL)
-	rt.Keys = idempotency.NewKeeper(d.Store, d.Clock)
+	rt.Keys = keys
 	rt.Metrics = d.Metrics
 	return rt
+}
+
+// Lazy serves the groups as Handler does, but builds the groups a request
+// may need only on the first request for one of their Heads: the word
+// after /admin/api/{version}/ or /admin/ in Shopify's forms, else the
+// path's second segment. The shopify-paths function holds every group;
+// building them all at once was a third of a millisecond of its cold
+// start. The routers share one Identity and one Keeper.
+func Lazy(d *Deps, groups ...Group) http.Handler {
+	id, keys := auth.NewIdentity(d.Store, d.Clock), idempotency.NewKeeper(d.Store, d.Clock)
+	byHead := map[string][]Group{}
+	for _, g := range groups {
+		for _, h := range g.Heads {
+			byHead[h] = append(byHead[h], g)
+		}
+	}
+	l := lazy{routers: make(map[string]func() *httpapi.Router, len(byHead)),
+		none: sync.OnceValue(func() *httpapi.Router { return handler(d, id, keys, nil) })}
+	for h, gs := range byHead {
+		l.routers[h] = sync.OnceValue(func() *httpapi.Router { return handler(d, id, keys, gs) })
+	}
+	return l
+}
+
+type lazy struct {
+	routers map[string]func() *httpapi.Router
+	none    func() *httpapi.Router // answers a path no group serves, as Handler's router does
+}
+
+func (l lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt := l.routers[head(r.URL.Path)]
+	if rt == nil {
+		rt = l.none
+	}
+	rt().ServeHTTP(w, r)
+}
+
+// head is the word a path's group is found by: "redirects" of
+// /admin/api/2024-01/redirects/1.json, /admin/redirects.json and
+// /web/redirects/count.json.
+func head(path string) string {
+	rest, ok := strings.CutPrefix(path, "/admin/api/")
+	if ok {
+		_, rest, _ = strings.Cut(rest, "/") // the version
+	} else {
+		_, rest, _ = strings.Cut(strings.TrimPrefix(path, "/"), "/") // the root
+	}
+	word, _, _ := strings.Cut(rest, "/")
+	return strings.TrimSuffix(word, ".json")
 }
 
 // baseURL gives the base of the absolute URLs a request is answered with:

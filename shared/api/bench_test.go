@@ -305,25 +305,29 @@ func BenchmarkRedirectGetRateLimited(b *testing.B) {
 
 // BenchmarkHandlerConstruction is the part of a cold start the code owns
 // (after the runtime and api.Open): building one group's router, as each
-// group's function does, and every group's, as ShopifyPathsFunction does,
-// then its first request (a GET without a token: 401), which builds the
+// group's function does, every group's, and every group's as
+// ShopifyPathsFunction does (api.Lazy, which builds only the groups of the
+// request's path), then its first request (a GET without a token: 401), which builds the
 // muxes of the routes it may match (and, in Shopify's form, their aliases).
 func BenchmarkHandlerConstruction(b *testing.B) {
 	e := apitest.New(b, apitest.OpenEmbedded(b))
 	d := &api.Deps{Deps: e.Deps}
 	shopify := "/admin/api/" + admin.LatestVersion(time.Now()) + "/pages/count.json"
+	eager := func(groups ...api.Group) http.Handler { return api.Handler(d, groups...) }
 	for _, c := range []struct {
 		name, path string
+		handler    func(...api.Group) http.Handler
 		groups     []api.Group
 	}{
-		{"one group", "/web/pages/count.json", []api.Group{api.Pages}},
-		{"every group", "/web/pages/count.json", api.Groups},
-		{"every group, Shopify's form", shopify, api.Groups},
+		{"one group", "/web/pages/count.json", eager, []api.Group{api.Pages}},
+		{"every group", "/web/pages/count.json", eager, api.Groups},
+		{"every group, Shopify's form", shopify, eager, api.Groups},
+		{"every group lazily, Shopify's form", shopify, func(groups ...api.Group) http.Handler { return api.Lazy(d, groups...) }, api.Groups},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				w := &sink{h: http.Header{}}
-				api.Handler(d, c.groups...).ServeHTTP(w, httptest.NewRequest(http.MethodGet, c.path, nil))
+				c.handler(c.groups...).ServeHTTP(w, httptest.NewRequest(http.MethodGet, c.path, nil))
 				if w.code != http.StatusUnauthorized {
 					b.Fatalf("GET %s: %d, want 401", c.path, w.code)
 				}

@@ -2,19 +2,27 @@ package api_test
 
 import (
 	"fmt"
+	"maps"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/themes/theme"
 )
 
 // shopify sends a request as Shopify's clients do: X-Shopify-Access-Token
 // and whatever path form the test gives.
 func shopify(e *apitest.Env, method, target, body string, header map[string]string) *httptest.ResponseRecorder {
+	return shopifyOn(e.Handler, method, target, body, header)
+}
+
+func shopifyOn(h http.Handler, method, target, body string, header map[string]string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(httpapi.ShopifyTokenHeader, apitest.DemoToken)
@@ -26,13 +34,14 @@ func shopify(e *apitest.Env, method, target, body string, header map[string]stri
 		}
 	}
 	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	return rec
 }
 
 // Every route answers at /admin/api/{version}/<path>.json and at
 // /admin/<path>.json (<path>: the route without its root) exactly what it
-// answers at its own path.
+// answers at its own path, and so does api.Lazy (the shopify-paths
+// function's handler), a method the path is not served with included.
 func TestShopifyPathsServeEveryRoute(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		ids := map[string]string{
@@ -40,6 +49,7 @@ func TestShopifyPathsServeEveryRoute(t *testing.T) {
 			"{customer_id}": "207119551", "{theme_id}": fmt.Sprint(theme.MainID), "{owner_id}": "632910392",
 		}
 		router := e.Handler.(*httpapi.Router)
+		lazy := api.Lazy(&api.Deps{Deps: e.Deps}, api.Groups...)
 		checked := 0
 		for _, route := range router.Routes() {
 			if route.Method != "GET" || route.Page || route.Public {
@@ -59,6 +69,8 @@ func TestShopifyPathsServeEveryRoute(t *testing.T) {
 				if got.Code != want.Code || got.Body.String() != want.Body.String() {
 					t.Errorf("GET %s: %d %.200s; %s answers %d %.200s", form, got.Code, got.Body, path, want.Code, want.Body)
 				}
+				sameOnLazy(t, e, lazy, "GET", form)
+				sameOnLazy(t, e, lazy, "PATCH", form)
 				if after, ok := strings.CutPrefix(form, "/admin/api/"); ok {
 					if version, _, _ := strings.Cut(after, "/"); got.Header().Get(httpapi.ShopifyVersionHeader) != version {
 						t.Errorf("GET %s: %s %q", form, httpapi.ShopifyVersionHeader, got.Header().Get(httpapi.ShopifyVersionHeader))
@@ -71,6 +83,31 @@ func TestShopifyPathsServeEveryRoute(t *testing.T) {
 			t.Fatalf("only %d list and count routes checked", checked)
 		}
 	}, api.Groups...)
+}
+
+// sameOnLazy checks that lazy answers a request as the Handler of every
+// group does.
+func sameOnLazy(t *testing.T, e *apitest.Env, lazy http.Handler, method, target string) {
+	t.Helper()
+	want, got := shopify(e, method, target, "", nil), shopifyOn(lazy, method, target, "", nil)
+	if got.Code != want.Code || got.Body.String() != want.Body.String() || got.Header().Get("Allow") != want.Header().Get("Allow") {
+		t.Errorf("%s %s on api.Lazy: %d %.200s (Allow %q); on api.Handler: %d %.200s (Allow %q)", method, target,
+			got.Code, got.Body, got.Header().Get("Allow"), want.Code, want.Body, want.Header().Get("Allow"))
+	}
+}
+
+// api.Lazy answers paths no group serves, and forms Shopify's clients do
+// not use, as the Handler of every group does.
+func TestLazyAnswersUnservedPathsAsHandler(t *testing.T) {
+	e := apitest.New(t, apitest.OpenEmbedded(t), api.Groups...)
+	lazy := api.Lazy(&api.Deps{Deps: e.Deps}, api.Groups...)
+	for _, target := range []string{"/admin/api/2024-01/nothing.json", "/admin/nothing.json", "/admin/api/1999-01/pages.json",
+		"/admin/api/2024-01/", "/admin/api/2024-01/pages", "/web/pages.json", "/web/pages/count.json", "/com/products/1/variants.json",
+		"/admin/oauth/authorize", "/", "/admin/api/2024-01/products/1/metafields.json", "/admin/api/2024-01/orders/1/transactions/count.json"} {
+		for _, method := range []string{"GET", "POST", "PATCH"} {
+			sameOnLazy(t, e, lazy, method, target)
+		}
+	}
 }
 
 // Writes, nested paths, versions, tokens and paging links in the forms
@@ -224,4 +261,19 @@ func idIn(t *testing.T, body, key string) int64 {
 	}
 	fmt.Sscan(body[i+len(key)+9:], &id)
 	return id
+}
+
+// Each group's Heads are the second segments of its routes' paths, which
+// api.Lazy finds a request's groups by.
+func TestGroupHeads(t *testing.T) {
+	for _, g := range api.Groups {
+		seen := map[string]bool{}
+		for _, r := range g.Routes(&platform.Deps{}) {
+			seen[strings.TrimSuffix(strings.Split(r.Path, "/")[2], ".json")] = true
+		}
+		want := slices.Sorted(maps.Keys(seen))
+		if got := slices.Sorted(slices.Values(g.Heads)); !slices.Equal(got, want) {
+			t.Errorf("api.%s's Heads are %q; its routes' second segments %q", g.Name, got, want)
+		}
+	}
 }
