@@ -35,26 +35,43 @@ report() {
 	((${#stages[@]})) || exit $rc
 	echo
 	echo "make test: stages (wall time)"
-	printf '  %-40s %6s  %s\n' stage seconds result
+	printf '  %-40s %6s %6s  %s\n' stage seconds cores result
 	local s
 	for s in "${stages[@]}"; do
-		IFS='|' read -r name secs result <<<"$s"
-		printf '  %-40s %6s  %s\n' "$name" "$secs" "$result"
+		IFS='|' read -r name secs cores result <<<"$s"
+		printf '  %-40s %6s %6s  %s\n' "$name" "$secs" "$cores" "$result"
 	done
-	printf '  %-40s %6s  %s\n' total $((SECONDS - started)) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
+	printf '  %-40s %6s %6s  %s\n' total $((SECONDS - started)) "$(busy "$cpu_started")" "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
 	[ -s "$work/go-test.txt" ] && sed -n '/^Go test packages by group/,$p' "$work/go-test.txt"
 	exit $rc
 }
 trap report EXIT
 
-# stage NAME COMMAND...: runs COMMAND, records its time and result; a
-# failure stops make test (after the table).
+# cpu prints the machine's busy and total CPU ticks so far (/proc/stat;
+# nothing where there is none); busy TICKS prints how many cores were busy
+# on average since cpu printed TICKS: what a stage left idle shows there.
+cpu() {
+	[ -r /proc/stat ] && awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat
+}
+busy() {
+	local before=$1 now
+	now=$(cpu) && [ -n "$before" ] || return 0
+	awk -v b="$before" -v n="$now" -v cores="$(nproc)" 'BEGIN {
+		split(b, x, " "); split(n, y, " ")
+		if (y[2] > x[2]) printf "%.1f", cores * (y[1] - x[1]) / (y[2] - x[2])
+	}'
+}
+cpu_started=$(cpu)
+
+# stage NAME COMMAND...: runs COMMAND, records its time, the cores busy
+# meanwhile and its result; a failure stops make test (after the table).
 stage() {
-	local name=$1 t0=$SECONDS rc=0
+	local name=$1 t0=$SECONDS rc=0 c0
 	shift
 	echo "== $name"
+	c0=$(cpu)
 	"$@" || rc=$?
-	stages+=("$name|$((SECONDS - t0))|$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")")
+	stages+=("$name|$((SECONDS - t0))|$(busy "$c0")|$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")")
 	return $rc
 }
 
