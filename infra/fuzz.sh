@@ -261,25 +261,32 @@ fuzz_target() {
 	fi
 	return $rc
 }
-# Two lanes, each a target at a time with one fuzzing worker: both cores
-# fuzz all the time, and one lane's build of its next target's instrumented
-# binary overlaps the other's fuzzing (one lane of two workers idled a core
-# while it built). Each lane's output is printed when it is done.
+# FUZZ_LANES lanes (default 2), each a target at a time with one fuzzing
+# worker: with two, both cores fuzz all the time, and one lane's build of
+# its next target's instrumented binary overlaps the other's fuzzing (one
+# lane of two workers idled a core while it built); make test runs one
+# lane beside the browser tests and soaks, which leave a core idle. Each
+# lane's output is printed when it is done.
+lanes=${FUZZ_LANES:-2}
 lane() {
 	local i rc=0
-	for ((i = $1; i < ${#targets[@]}; i += 2)); do
+	for ((i = $1; i < ${#targets[@]}; i += lanes)); do
 		fuzz_target ${targets[$i]} || rc=1
 	done
 	return $rc
 }
 logs=$(mktemp -d)
-lane 0 >"$logs/0" 2>&1 &
-lane0=$!
-lane 1 >"$logs/1" 2>&1 &
-lane1=$!
-wait "$lane0" || status=1
-wait "$lane1" || status=1
-cat "$logs/0" "$logs/1"
+pids=()
+for ((l = 0; l < lanes; l++)); do
+	lane "$l" >"$logs/$l" 2>&1 &
+	pids+=($!)
+done
+for pid in "${pids[@]}"; do
+	wait "$pid" || status=1
+done
+for ((l = 0; l < lanes; l++)); do
+	cat "$logs/$l"
+done
 rm -rf "$logs"
 }
 

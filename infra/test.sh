@@ -31,6 +31,7 @@ report() {
 	[ -z "${emulators_pid:-}" ] || wait "$emulators_pid" 2>/dev/null || true
 	[ -z "${schemathesis_pid:-}" ] || kill "$schemathesis_pid" 2>/dev/null || true
 	[ -z "${template_pid:-}" ] || kill "$template_pid" 2>/dev/null || true
+	[ -z "${go_fuzz_pid:-}" ] || kill "$go_fuzz_pid" 2>/dev/null || true
 	stop_emulators
 	((${#stages[@]})) || exit $rc
 	echo
@@ -198,7 +199,7 @@ background() { # NAME COMMAND...: start COMMAND, its output in $work/NAME.log
 	(
 		t0=$SECONDS rc=0
 		"$@" || rc=$?
-		echo "$name: $((SECONDS - t0)) s, beside the Go tests"
+		echo "$name: $((SECONDS - t0)) s, in the background"
 		exit $rc
 	) >"$work/$name.log" 2>&1 &
 	eval "${name}_pid=$!"
@@ -214,9 +215,12 @@ wait_background() { # NAME
 background schemathesis bash infra/fuzz.sh ci schemathesis
 background template make --no-print-directory template-check
 stage "Go tests (-race, both stores)" go_tests
+# The Go fuzz targets, one lane, beside the browser tests and the soaks
+# (which kept 1.1 and 1.3 of the 2 cores busy one after the other).
+background go_fuzz env FUZZ_LANES=1 bash infra/fuzz.sh ci go
 stage "browser tests (chromium)" browser_tests
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (what is left of it)" wait_background schemathesis
 stage "template checks (what is left of them)" wait_background template
-stage "Go fuzz targets" bash infra/fuzz.sh ci go
+stage "Go fuzz targets (what is left of them)" wait_background go_fuzz

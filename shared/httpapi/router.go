@@ -54,6 +54,11 @@ type Route struct {
 	Public bool
 }
 
+// SlowRequest is how long a request may take, by the service's clock,
+// before the router logs it at warning level with its route (at debug level
+// every request is logged).
+const SlowRequest = time.Second
+
 // DefaultMaxBody is the request body limit unless a route sets its own.
 const DefaultMaxBody = 1 << 20
 
@@ -493,7 +498,7 @@ func (rt *Router) wrap(route *Route) http.Handler {
 		max = DefaultMaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		start := rt.clock.Now()
 		ctx, err := rt.authorize(w, r, route)
 		if err == nil {
 			if r.ContentLength > max {
@@ -516,9 +521,12 @@ func (rt *Router) wrap(route *Route) http.Handler {
 		if err != nil {
 			writeError(rt.log(), w, r, err)
 		}
-		if rt.log().Enabled(ctx, slog.LevelDebug) {
+		if took := rt.clock.Now().Sub(start); took >= SlowRequest {
+			rt.log().WarnContext(ctx, "slow request", "request_id", admin.RequestID(ctx), "method", r.Method,
+				"route", route.Path, "duration", took)
+		} else if rt.log().Enabled(ctx, slog.LevelDebug) {
 			rt.log().DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
-				"route", route.Path, "duration", time.Since(start))
+				"route", route.Path, "duration", took)
 		}
 	})
 }
