@@ -17,7 +17,6 @@ var wallTime = map[string]string{
 	"clock/clock.go":                    "the service's clock itself: System and Offset start from the machine's",
 	"store/feed.go":                     "a process's pending changes sort after an earlier process's: an order, not the service's time",
 	"metrics/metrics.go":                "CloudWatch timestamps metric lines with the machine's time",
-	"httpapi/router.go":                 "a request's duration, for the debug log",
 	"httpapi/page.go":                   "a page's duration, for the debug log",
 	"auth/auth.go":                      "how long a process keeps the shop record cached",
 	"delivery/dispatch.go":              "a delivery's latency, for its metric",
