@@ -264,13 +264,29 @@ fuzz_target() {
 # FUZZ_LANES lanes (default 2), each a target at a time with one fuzzing
 # worker: with two, both cores fuzz all the time, and one lane's build of
 # its next target's instrumented binary overlaps the other's fuzzing (one
-# lane of two workers idled a core while it built); make test runs one
-# lane beside the browser tests and soaks, which leave a core idle. Each
-# lane's output is printed when it is done.
+# lane of two workers idled a core while it built). Lanes take the next
+# target from FUZZ_QUEUE (a directory; default one of this run's own), so
+# that runs sharing it split the targets between them: make test starts
+# one lane beside the browser tests and soaks, which leave a core idle,
+# and a second when they are done. Each lane's output is printed when it
+# is done.
 lanes=${FUZZ_LANES:-2}
+queue=${FUZZ_QUEUE:-$(mktemp -d)}
+mkdir -p "$queue"
+# next_target prints the index of the next target no lane has taken, or
+# fails when none is left.
+next_target() {
+	local n
+	exec 9>>"$queue/lock"
+	flock 9
+	n=$(cat "$queue/next" 2>/dev/null || echo 0)
+	echo $((n + 1)) >"$queue/next"
+	flock -u 9
+	((n < ${#targets[@]})) && echo "$n"
+}
 lane() {
 	local i rc=0
-	for ((i = $1; i < ${#targets[@]}; i += lanes)); do
+	while i=$(next_target); do
 		fuzz_target ${targets[$i]} || rc=1
 	done
 	return $rc
@@ -278,7 +294,7 @@ lane() {
 logs=$(mktemp -d)
 pids=()
 for ((l = 0; l < lanes; l++)); do
-	lane "$l" >"$logs/$l" 2>&1 &
+	lane >"$logs/$l" 2>&1 &
 	pids+=($!)
 done
 for pid in "${pids[@]}"; do
@@ -287,6 +303,7 @@ done
 for ((l = 0; l < lanes; l++)); do
 	cat "$logs/$l"
 done
+[ -n "${FUZZ_QUEUE:-}" ] || rm -rf "$queue"
 rm -rf "$logs"
 }
 

@@ -215,12 +215,21 @@ wait_background() { # NAME
 background schemathesis bash infra/fuzz.sh ci schemathesis
 background template make --no-print-directory template-check
 stage "Go tests (-race, both stores)" go_tests
-# The Go fuzz targets, one lane, beside the browser tests and the soaks
-# (which kept 1.1 and 1.3 of the 2 cores busy one after the other).
-background go_fuzz env FUZZ_LANES=1 bash infra/fuzz.sh ci go
+# The Go fuzz targets: one lane beside the browser tests and the soaks
+# (which kept 1.1 and 1.3 of the 2 cores busy one after the other), and a
+# second, taking what the first has not, once they are done.
+fuzz_queue="$work/fuzz-queue"
+rm -rf "$fuzz_queue"
+background go_fuzz env FUZZ_LANES=1 FUZZ_QUEUE="$fuzz_queue" bash infra/fuzz.sh ci go
 stage "browser tests (chromium)" browser_tests
 stage "volume and soak (no -race, both stores)" go test -count=1 -run "$volume|$soak" "${volume_packages[@]}"
 stop_emulators # the rest needs no emulator
 stage "schemathesis (what is left of it)" wait_background schemathesis
 stage "template checks (what is left of them)" wait_background template
-stage "Go fuzz targets (what is left of them)" wait_background go_fuzz
+fuzz_rest() {
+	local rc=0
+	FUZZ_LANES=1 FUZZ_QUEUE="$fuzz_queue" bash infra/fuzz.sh ci go || rc=1
+	wait_background go_fuzz || rc=1
+	return $rc
+}
+stage "Go fuzz targets (what is left of them)" fuzz_rest
