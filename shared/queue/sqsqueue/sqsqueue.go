@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/storeadmin/adminapi/shared/awsconfig"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqssend"
@@ -60,12 +61,12 @@ func New(client *sqs.Client, queueURL string) *Queue {
 		url:    queueURL, visibility: seconds(queue.DefaultVisibility, maxVisibility)}
 }
 
-// Open is New with the configuration sqssend.LoadConfig loads (for
+// Open is New with the configuration awsconfig.Load loads (for
 // endpoint) on the queue's first call, so that a function that may send
 // loads no AWS configuration in its cold start; a failed load fails every
 // call. It is the api.SQS of the functions that receive from a queue.
 func Open(endpoint, queueURL string) queue.Queue {
-	cfg := sync.OnceValues(func() (aws.Config, error) { return sqssend.LoadConfig(context.Background(), endpoint) })
+	cfg := sync.OnceValues(func() (aws.Config, error) { return awsconfig.Load(context.Background(), endpoint) })
 	client := sync.OnceValues(func() (*sqs.Client, error) {
 		c, err := cfg()
 		if err != nil {
@@ -81,12 +82,12 @@ func Open(endpoint, queueURL string) queue.Queue {
 // seconds; tests shorten it); call it before the queue is used.
 func (q *Queue) UseVisibility(d time.Duration) { q.visibility = seconds(d, maxVisibility) }
 
-// NewClient loads the AWS configuration (sqssend.LoadConfig: with a
+// NewClient loads the AWS configuration (awsconfig.Load: with a
 // non-empty endpoint, ElasticMQ, dummy credentials unless the environment
 // has some) and makes the SQS client. Create it once per process and reuse
 // it.
 func NewClient(ctx context.Context, endpoint string) (*sqs.Client, error) {
-	cfg, err := sqssend.LoadConfig(ctx, endpoint)
+	cfg, err := awsconfig.Load(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -17,18 +17,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/storeadmin/adminapi/shared/awsconfig"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -109,23 +107,13 @@ func (s *Store) Wipe(ctx context.Context) error {
 	return nil
 }
 
-// NewClient loads the default AWS configuration. With a non-empty endpoint
-// (DynamoDB Local) it sets BaseEndpoint and, unless credentials come from
-// the environment, uses dummy static credentials in us-east-1. Create the
-// client once per process and reuse it.
+// NewClient makes the DynamoDB client of the configuration awsconfig.Load
+// loads; with a non-empty endpoint (DynamoDB Local) it sets BaseEndpoint.
+// Create the client once per process and reuse it.
 func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
-	var opts []func(*config.LoadOptions) error
-	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		opts = append(opts,
-			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
-			config.WithRegion("us-east-1"))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconfig.Load(ctx, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("dynamostore: load config: %w", err)
-	}
-	if endpoint != "" && cfg.Region == "" {
-		cfg.Region = "us-east-1"
+		return nil, fmt.Errorf("dynamostore: %w", err)
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if endpoint != "" {

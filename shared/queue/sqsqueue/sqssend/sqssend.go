@@ -22,7 +22,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,9 +31,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/storeadmin/adminapi/shared/awsconfig"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
 )
@@ -58,7 +56,7 @@ type Sender struct {
 
 // New returns the sender to queueURL with the credentials, region and
 // HTTP client of the configuration cfg returns on each send (sync.OnceValues
-// of LoadConfig, so that a function that may send loads none in its cold
+// of awsconfig.Load, so that a function that may send loads none in its cold
 // start; a failed load fails every send). endpoint (ElasticMQ) replaces the
 // queue URL's origin.
 func New(cfg func() (aws.Config, error), endpoint, queueURL string) *Sender {
@@ -68,26 +66,6 @@ func New(cfg func() (aws.Config, error), endpoint, queueURL string) *Sender {
 		}
 	}
 	return &Sender{cfg: cfg, endpoint: strings.TrimSuffix(endpoint, "/") + "/", url: queueURL, signer: v4.NewSigner()}
-}
-
-// LoadConfig loads the default AWS configuration. With a non-empty
-// endpoint (ElasticMQ) and no credentials in the environment it uses dummy
-// static credentials in us-east-1.
-func LoadConfig(ctx context.Context, endpoint string) (aws.Config, error) {
-	var opts []func(*config.LoadOptions) error
-	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		opts = append(opts,
-			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
-			config.WithRegion("us-east-1"))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return cfg, fmt.Errorf("sqs: load config: %w", err)
-	}
-	if endpoint != "" && cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	return cfg, nil
 }
 
 // Text says whether SQS accepts b as a message body as it is: UTF-8 of
@@ -312,7 +290,7 @@ type sendOnly struct{ *Sender }
 // configuration on its first send, and refuses Receive, Ack and Retry with
 // ErrSendOnly: the api.SQS of the functions that only send.
 func Open(endpoint, queueURL string) queue.Queue {
-	cfg := sync.OnceValues(func() (aws.Config, error) { return LoadConfig(context.Background(), endpoint) })
+	cfg := sync.OnceValues(func() (aws.Config, error) { return awsconfig.Load(context.Background(), endpoint) })
 	return sendOnly{New(cfg, endpoint, queueURL)}
 }
 
