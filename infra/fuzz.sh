@@ -11,7 +11,8 @@
 #                        requests), each Go fuzz target for 2 min
 #
 # FUZZ_MAX_EXAMPLES, FUZZ_ROUNDS, FUZZ_SEED, FUZZ_GO_TIME and FUZZ_WORKERS
-# override the budget; FUZZ_CHECKS (default all) and FUZZ_EXCLUDE_CHECKS
+# override the budget; FUZZ_LANES and FUZZ_QUEUE set how the Go fuzz
+# targets are shared out (see below); FUZZ_CHECKS (default all) and FUZZ_EXCLUDE_CHECKS
 # (default none) choose schemathesis' checks. A round is one schemathesis process: its memory grows
 # with the examples it keeps (about 1 GB at 100 per operation), so the long
 # run takes several rounds rather than one big one, and each is capped at
@@ -276,11 +277,10 @@ mkdir -p "$queue"
 # next_target prints the index of the next target no lane has taken, or
 # fails when none is left.
 next_target() {
-	local n
-	exec 9>>"$queue/lock"
-	flock 9
-	n=$(cat "$queue/next" 2>/dev/null || echo 0)
-	echo $((n + 1)) >"$queue/next"
+	local n=0
+	{ exec 9>>"$queue/lock" && flock 9; } || return 1
+	[ ! -e "$queue/next" ] || n=$(cat "$queue/next") || return 1
+	[[ $n =~ ^[0-9]+$ ]] && echo $((n + 1)) >"$queue/next" || return 1
 	flock -u 9
 	((n < ${#targets[@]})) && echo "$n"
 }
@@ -293,6 +293,9 @@ lane() {
 }
 logs=$(mktemp -d)
 pids=()
+# Stopped (make test stops its background stages when a stage fails), the
+# lanes stop too, rather than fuzz on alone.
+trap 'kill "${pids[@]}" 2>/dev/null; pkill -P "$$" 2>/dev/null; exit 143' TERM
 for ((l = 0; l < lanes; l++)); do
 	lane >"$logs/$l" 2>&1 &
 	pids+=($!)

@@ -9,9 +9,9 @@
 # first when it is missing, npm ci'ing the library); beside the Go tests,
 # schemathesis over the local runner (infra/fuzz.sh ci) and the SAM
 # template's lint, build and scan (checkov); then each Go fuzz target
-# briefly. It ends with a table
-# of its stages and their times, so that the next slowdown shows where it
-# happens.
+# briefly, beside the browser tests and soaks. It ends with a table of its
+# stages, their times and the cores they kept busy, so that the next
+# slowdown shows where it happens.
 #
 #   DYNAMODB_INSTANCES  DynamoDB Local servers (default 3)
 #   TEST_PARALLEL       test binaries run at once (go test -p; default 4)
@@ -29,9 +29,10 @@ started=$SECONDS
 report() {
 	local rc=$?
 	[ -z "${emulators_pid:-}" ] || wait "$emulators_pid" 2>/dev/null || true
-	[ -z "${schemathesis_pid:-}" ] || kill "$schemathesis_pid" 2>/dev/null || true
-	[ -z "${template_pid:-}" ] || kill "$template_pid" 2>/dev/null || true
-	[ -z "${go_fuzz_pid:-}" ] || kill "$go_fuzz_pid" 2>/dev/null || true
+	local pid
+	for pid in "${schemathesis_pid:-}" "${template_pid:-}" "${go_fuzz_pid:-}"; do
+		[ -z "$pid" ] || stop_tree "$pid"
+	done
 	stop_emulators
 	((${#stages[@]})) || exit $rc
 	echo
@@ -47,6 +48,14 @@ report() {
 	exit $rc
 }
 trap report EXIT
+# stop_tree PID stops a background stage: its subshell and what it started.
+stop_tree() {
+	local child
+	for child in $(pgrep -P "$1"); do
+		stop_tree "$child"
+	done
+	kill "$1" 2>/dev/null || true
+}
 
 # cpu prints the machine's busy and total CPU ticks so far (/proc/stat;
 # nothing where there is none); busy TICKS prints how many cores were busy
@@ -217,7 +226,8 @@ background template make --no-print-directory template-check
 stage "Go tests (-race, both stores)" go_tests
 # The Go fuzz targets: one lane beside the browser tests and the soaks
 # (which kept 1.1 and 1.3 of the 2 cores busy one after the other), and a
-# second, taking what the first has not, once they are done.
+# second, taking what the first has not, once they and what is left of
+# schemathesis and the template checks are done.
 fuzz_queue="$work/fuzz-queue"
 rm -rf "$fuzz_queue"
 background go_fuzz env FUZZ_LANES=1 FUZZ_QUEUE="$fuzz_queue" bash infra/fuzz.sh ci go

@@ -17,17 +17,24 @@ import (
 )
 
 // Work at package init lands on every Lambda cold start. The shopify-paths
-// function links every package the functions use; this builds it and reads
-// GODEBUG=inittrace=1 for the module's own packages: each may allocate at
-// most a few KB at init (tables a literal needs), never compile a pattern,
-// parse a template or decode a file (build those on first use). Bytes are
-// counted, not timed, so the test cannot flake.
+// function links every package the API functions use, and webhook-dispatch
+// the SQS client's adapter; this builds both and reads GODEBUG=inittrace=1
+// for the module's own packages: each may allocate at most a few KB at
+// init (tables a literal needs), never compile a pattern, parse a template
+// or decode a file (build those on first use). Bytes are counted, not
+// timed, so the test cannot flake.
 func TestNoWorkAtInit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a function binary")
+		t.Skip("builds function binaries")
 	}
+	for _, fn := range []string{"shopify-paths", "webhook-dispatch"} {
+		t.Run(fn, func(t *testing.T) { checkInit(t, fn) })
+	}
+}
+
+func checkInit(t *testing.T, fn string) {
 	bin := filepath.Join(t.TempDir(), "bootstrap")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../functions/shopify-paths").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../functions/"+fn).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	// A refused FAULT_RATE stops it in config.FromEnv, after every init ran.

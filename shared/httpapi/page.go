@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"html/template"
-	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
@@ -193,10 +192,7 @@ func (rt *Router) wrapPage(route *Route) http.Handler {
 		if err != nil {
 			writeError(rt.log(), w, r, err)
 		}
-		if ctx := r.Context(); rt.log().Enabled(ctx, slog.LevelDebug) {
-			rt.log().DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
-				"route", route.Path, "duration", time.Since(start))
-		}
+		rt.logRequest(r.Context(), r.Method, route, start)
 	})
 }
 

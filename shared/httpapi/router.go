@@ -54,10 +54,9 @@ type Route struct {
 	Public bool
 }
 
-// SlowRequest is how long a request may take, by the service's clock,
-// before the router logs it at warning level with its route (at debug level
-// every request is logged).
-const SlowRequest = time.Second
+// DefaultSlowRequest is how long a request may take before the router logs
+// it at warning level, unless the Router's SlowRequest says otherwise.
+const DefaultSlowRequest = time.Second
 
 // DefaultMaxBody is the request body limit unless a route sets its own.
 const DefaultMaxBody = 1 << 20
@@ -118,6 +117,10 @@ type Router struct {
 	Keys *idempotency.Keeper
 	// Metrics counts the calls refused for the call limit.
 	Metrics *metrics.Recorder
+	// SlowRequest is how long a request may take before it is logged at
+	// warning level with its route and duration (at debug level every
+	// request is); 0 is DefaultSlowRequest.
+	SlowRequest time.Duration
 	// Logger takes what the router logs: failed requests, call-limit
 	// warnings, the debug request line. nil is slog.Default() (the
 	// process's, set once at start-up); a test gives its own rather than
@@ -498,7 +501,7 @@ func (rt *Router) wrap(route *Route) http.Handler {
 		max = DefaultMaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := rt.clock.Now()
+		start := time.Now()
 		ctx, err := rt.authorize(w, r, route)
 		if err == nil {
 			if r.ContentLength > max {
@@ -521,14 +524,26 @@ func (rt *Router) wrap(route *Route) http.Handler {
 		if err != nil {
 			writeError(rt.log(), w, r, err)
 		}
-		if took := rt.clock.Now().Sub(start); took >= SlowRequest {
-			rt.log().WarnContext(ctx, "slow request", "request_id", admin.RequestID(ctx), "method", r.Method,
-				"route", route.Path, "duration", took)
-		} else if rt.log().Enabled(ctx, slog.LevelDebug) {
-			rt.log().DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", r.Method,
-				"route", route.Path, "duration", took)
-		}
+		rt.logRequest(ctx, r.Method, route, start)
 	})
+}
+
+// logRequest logs a served request: at warning level when it took
+// SlowRequest or longer (by the machine's clock: how long it really took,
+// whatever the service's clock did meanwhile), else at debug level.
+func (rt *Router) logRequest(ctx context.Context, method string, route *Route, start time.Time) {
+	took, slow := time.Since(start), rt.SlowRequest
+	if slow == 0 {
+		slow = DefaultSlowRequest
+	}
+	switch {
+	case took >= slow:
+		rt.log().WarnContext(ctx, "slow request", "request_id", admin.RequestID(ctx), "method", method,
+			"route", route.Path, "duration", took)
+	case rt.log().Enabled(ctx, slog.LevelDebug):
+		rt.log().DebugContext(ctx, "request", "request_id", admin.RequestID(ctx), "method", method,
+			"route", route.Path, "duration", took)
+	}
 }
 
 // checkQuery answers a query parameter given without a value (?limit=,

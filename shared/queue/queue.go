@@ -79,10 +79,10 @@ const DefaultVisibility = 60 * time.Second
 
 // Limits of the interface, those of SQS so that both implementations agree.
 const (
-	MaxReceive = 10               // messages per Receive
-	MaxWait    = 20 * time.Second // longest Receive wait (SQS long polling); consumers wait this long, so an idle one makes one request per MaxWait
-	MaxRetry   = 12 * time.Hour   // longest Retry delay (SQS ChangeMessageVisibility)
-	MaxBody    = 192 << 10        // body bytes; SQS base64-encodes bodies it cannot carry as text (4/3 of this fits its 256 KiB)
+	MaxReceive = 10                     // messages per Receive
+	MaxWait    = 20 * time.Second       // longest Receive wait (SQS long polling); consumers wait this long, so an idle one makes one request per MaxWait
+	MaxRetry   = 12 * time.Hour         // longest Retry delay (SQS ChangeMessageVisibility)
+	MaxBody    = (256<<10 - 64) / 4 * 3 // body bytes (192 KiB less 48): a body SQS cannot carry as text goes base64 encoded with a 25-byte attribute, and both fit its 256 KiB
 )
 
 var (

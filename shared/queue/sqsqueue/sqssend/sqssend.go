@@ -49,23 +49,49 @@ const (
 // Sender sends to one queue. It is safe for concurrent use.
 type Sender struct {
 	cfg      func() (aws.Config, error)
-	endpoint string // where calls go: the configured endpoint, or the queue URL's origin
+	endpoint string // the endpoint New was given, else the configuration's, else the queue URL's origin
+	origin   string // the queue URL's scheme and host ("" when it is not an absolute http(s) URL)
+	region   string // the region the queue URL's host names (sqs.<region>.amazonaws.com), else ""
 	url      string
 	signer   *v4.Signer
 }
 
 // New returns the sender to queueURL with the credentials, region and
 // HTTP client of the configuration cfg returns on each send (sync.OnceValues
-// of awsconfig.Load, so that a function that may send loads none in its cold
-// start; a failed load fails every send). endpoint (ElasticMQ) replaces the
-// queue URL's origin.
+// of awsconfig.Load, so that a function that may send loads none in its
+// cold start; a failed load fails every send). Calls go to endpoint
+// (ElasticMQ), else the configuration's BaseEndpoint, else the queue URL's
+// origin (the queue's regional endpoint), signed for the region that host
+// names, else the configuration's.
 func New(cfg func() (aws.Config, error), endpoint, queueURL string) *Sender {
-	if endpoint == "" {
-		if u, err := url.Parse(queueURL); err == nil {
-			endpoint = u.Scheme + "://" + u.Host // the queue's own regional endpoint
+	s := &Sender{cfg: cfg, endpoint: endpoint, url: queueURL, signer: v4.NewSigner()}
+	if u, err := url.Parse(queueURL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+		s.origin = u.Scheme + "://" + u.Host
+		if r, ok := strings.CutPrefix(u.Hostname(), "sqs."); ok {
+			if r, _, ok = strings.Cut(r, ".amazonaws.com"); ok && !strings.Contains(r, ".") {
+				s.region = r
+			}
 		}
 	}
-	return &Sender{cfg: cfg, endpoint: strings.TrimSuffix(endpoint, "/") + "/", url: queueURL, signer: v4.NewSigner()}
+	return s
+}
+
+// target returns where calls go and the region they are signed for.
+func (s *Sender) target(cfg aws.Config) (endpoint, region string, err error) {
+	endpoint, region = s.endpoint, cfg.Region
+	if endpoint == "" && cfg.BaseEndpoint != nil {
+		endpoint = *cfg.BaseEndpoint
+	}
+	if endpoint == "" {
+		if s.origin == "" {
+			return "", "", fmt.Errorf("the queue URL %q is not an absolute http(s) URL", s.url)
+		}
+		endpoint = s.origin
+	}
+	if s.region != "" {
+		region = s.region
+	}
+	return strings.TrimSuffix(endpoint, "/") + "/", region, nil
 }
 
 // Text says whether SQS accepts b as a message body as it is: UTF-8 of
@@ -195,9 +221,14 @@ func (e *Error) transient() bool {
 // call makes one SQS JSON-protocol call, up to three times while SQS
 // cannot take it (a transport error, a server error, throttling), and
 // decodes its answer into out. An error the same call later might not meet
-// wraps queue.ErrUnavailable.
+// wraps queue.ErrUnavailable. An answer of 200 is never asked for again,
+// even one that does not decode: SQS took the call.
 func (s *Sender) call(ctx context.Context, action string, in, out any) error {
 	cfg, err := s.cfg()
+	if err != nil {
+		return err
+	}
+	endpoint, region, err := s.target(cfg)
 	if err != nil {
 		return err
 	}
@@ -207,12 +238,17 @@ func (s *Sender) call(ctx context.Context, action string, in, out any) error {
 	}
 	sum := sha256.Sum256(body)
 	for attempt := 1; ; attempt++ {
-		err := s.once(ctx, cfg, action, body, hex.EncodeToString(sum[:]), out)
+		answer, err := s.once(ctx, cfg, endpoint, region, action, body, hex.EncodeToString(sum[:]))
 		var sqsErr *Error
-		if err == nil || ctx.Err() != nil || errors.As(err, &sqsErr) && !sqsErr.transient() {
+		switch {
+		case err == nil:
+			if err := json.Unmarshal(answer, out); err != nil {
+				return fmt.Errorf("%w: %s answer: %w", queue.ErrUnavailable, action, err)
+			}
+			return nil
+		case ctx.Err() != nil, errors.As(err, &sqsErr) && !sqsErr.transient():
 			return err
-		}
-		if attempt == attempts {
+		case attempt == attempts:
 			return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
 		}
 		if err := pause(ctx, attempt); err != nil {
@@ -221,21 +257,22 @@ func (s *Sender) call(ctx context.Context, action string, in, out any) error {
 	}
 }
 
-func (s *Sender) once(ctx context.Context, cfg aws.Config, action string, body []byte, hash string, out any) error {
+// once makes one call and returns the body of its 200 answer.
+func (s *Sender) once(ctx context.Context, cfg aws.Config, endpoint, region, action string, body []byte, hash string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	req.Header.Set("X-Amz-Target", "AmazonSQS."+action)
 	creds, err := cfg.Credentials.Retrieve(ctx)
 	if err != nil {
-		return fmt.Errorf("credentials: %w", err)
+		return nil, fmt.Errorf("credentials: %w", err)
 	}
-	if err := s.signer.SignHTTP(ctx, creds, req, hash, "sqs", cfg.Region, time.Now()); err != nil {
-		return err
+	if err := s.signer.SignHTTP(ctx, creds, req, hash, "sqs", region, time.Now()); err != nil {
+		return nil, err
 	}
 	client := cfg.HTTPClient
 	if client == nil {
@@ -243,12 +280,12 @@ func (s *Sender) once(ctx context.Context, cfg aws.Config, action string, body [
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
@@ -260,12 +297,9 @@ func (s *Sender) once(ctx context.Context, cfg aws.Config, action string, body [
 		if code == "" {
 			code = http.StatusText(resp.StatusCode)
 		}
-		return &Error{Status: resp.StatusCode, Code: code, Message: e.Message}
+		return nil, &Error{Status: resp.StatusCode, Code: code, Message: e.Message}
 	}
-	if err := json.Unmarshal(answer, out); err != nil {
-		return fmt.Errorf("%s answer: %w", action, err)
-	}
-	return nil
+	return answer, nil
 }
 
 // pause waits before attempt+1: 100 ms, then 200 ms.

@@ -122,6 +122,7 @@ func TestSendErrors(t *testing.T) {
 		{"no such queue", 400, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"gone"}`, 1, false, "QueueDoesNotExist"},
 		{"not JSON", 403, `<html>`, 1, false, "Forbidden"},
 		{"sender fault", 200, `{"Failed":[{"Id":"0","SenderFault":true,"Code":"InvalidMessageContents","Message":"bad"}]}`, 1, false, "InvalidMessageContents"},
+		{"an answer that does not decode", 200, `{"Failed":`, 1, true, "SendMessageBatch answer"},
 		{"failed three times", 200, `{"Failed":[{"Id":"0","SenderFault":false,"Code":"InternalError","Message":"x"}]}`, 3, true, "InternalError"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,6 +135,33 @@ func TestSendErrors(t *testing.T) {
 				t.Errorf("%d calls, want %d", n, c.calls)
 			}
 		})
+	}
+}
+
+// Calls go to the configuration's BaseEndpoint when New is given none,
+// signed for the region the queue URL's host names; a queue URL that is
+// not absolute, with no endpoint, fails each send as a mistake, not as
+// unavailable.
+func TestSendTarget(t *testing.T) {
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		io.WriteString(w, `{}`)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
+		HTTPClient: srv.Client(), BaseEndpoint: aws.String(srv.URL)}
+	load := func() (aws.Config, error) { return cfg, nil }
+	if err := sqssend.New(load, "", "https://sqs.eu-west-1.amazonaws.com/1/q").Send(context.Background(), []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(auth, "/eu-west-1/sqs/aws4_request") {
+		t.Errorf("Authorization %q, want it signed for eu-west-1, the queue URL's region", auth)
+	}
+	cfg.BaseEndpoint = nil
+	err := sqssend.New(load, "", "q").Send(context.Background(), []byte("a"))
+	if err == nil || errors.Is(err, queue.ErrUnavailable) || !strings.Contains(err.Error(), "not an absolute") {
+		t.Errorf("Send to a relative queue URL: %v, want a mistake named", err)
 	}
 }
 
