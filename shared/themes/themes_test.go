@@ -468,18 +468,30 @@ func TestImportResumesAfterFaults(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(zip) }))
 	defer srv.Close()
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		id := themeID(t, e.Do("POST", "/web/themes.json", M{"theme": M{"name": "faulty", "src": srv.URL + "/t.zip", "role": "main"}}).Expect(t, 201))
-		in := e.InjectFaults(0.3)
-		in.Start()
-		svc := themes.NewService(e.Deps)
+		// An import makes few store calls, so 30% faults miss all of them
+		// now and then (0.7^8 is 6%): a theme is imported again until
+		// some fault met its import.
+		var id int64
 		failed := 0
-		for attempt := 1; svc.Import(t.Context(), id) != nil; attempt++ {
-			if attempt == 50 {
-				t.Fatal("50 import attempts under faults and none finished")
+		for try := 1; ; try++ {
+			id = themeID(t, e.Do("POST", "/web/themes.json", M{"theme": M{"name": "faulty", "src": srv.URL + "/t.zip", "role": "main"}}).Expect(t, 201))
+			in := e.InjectFaults(0.3)
+			in.Start()
+			svc := themes.NewService(e.Deps)
+			for attempt := 1; svc.Import(t.Context(), id) != nil; attempt++ {
+				if attempt == 50 {
+					t.Fatal("50 import attempts under faults and none finished")
+				}
+				failed++
 			}
-			failed++
+			in.Stop()
+			if c := in.Counts(); c.Reads+c.Writes > 0 {
+				break
+			}
+			if try == 10 {
+				t.Fatal("ten imports met no fault")
+			}
 		}
-		in.Stop()
 		th := e.Do("GET", fmt.Sprintf("/web/themes/%d.json", id), nil).Expect(t, 200).Object(t, "theme")
 		if th["processing"] != false || th["previewable"] != true || th["role"] != "main" || th["import_error"] != nil {
 			t.Fatalf("after %d failed attempts: %v", failed, th)
@@ -490,9 +502,6 @@ func TestImportResumesAfterFaults(t *testing.T) {
 		}
 		if strings.Join(keys, ",") != "assets/app.css,assets/app.js,layout/theme.liquid,templates/index.liquid" {
 			t.Errorf("after %d failed attempts: assets %v", failed, keys)
-		}
-		if c := in.Counts(); c.Reads+c.Writes == 0 {
-			t.Error("no fault was injected")
 		}
 	}, api.Themes)
 }
