@@ -58,7 +58,25 @@ type App struct {
 	// Online are the app's per-user tokens (hashes) not yet known to have
 	// expired: an uninstall revokes them with the app's own token.
 	Online []OnlineToken `json:"online,omitempty"`
+	// AccessScopes are the scopes the app's configuration lets it ask for
+	// (the seed's access_scopes, as a Shopify app's configuration lists
+	// them); none: an installed app may ask only for what it holds.
+	AccessScopes []string `json:"access_scopes,omitempty"`
+	// InstallNonce makes the install's offline token (shared/oauth), which
+	// a re-authorization answers again; "" when the token came from the
+	// seed or the app is not installed.
+	InstallNonce string `json:"install_nonce,omitempty"`
+	// SeedTokenHash is the seed's token, kept valid beside the one a
+	// re-authorization had to issue (a seeded token cannot be answered
+	// again); an uninstall revokes both.
+	SeedTokenHash string `json:"seed_token_hash,omitempty"`
+	// Uninstalls counts the app's uninstalls: an authorization code is
+	// good only while it is what it was when the code was issued.
+	Uninstalls int `json:"uninstalls,omitempty"`
 }
+
+// Installed reports whether the app holds an offline token.
+func (a *App) Installed() bool { return a.TokenHash != "" }
 
 // OnlineToken is a per-user token of an app: its hash and its expiry (unix
 // seconds).

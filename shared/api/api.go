@@ -339,6 +339,8 @@ func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
 	}
 	d.Metrics = metrics.New(os.Stderr, cfg.MetricsNamespace)
 	d.BaseURL = cfg.PublicBaseURL
+	d.Owner = platform.Owner{SecretHash: cfg.OwnerSecretHash, Local: cfg.LocalOwner}
+	d.TokenKey = cfg.OAuthTokenKey
 	if cfg.ThemeImportQueueURL != "" {
 		d.ThemeImports = sqs(cfg.SQSEndpoint, cfg.ThemeImportQueueURL)
 	}
@@ -359,7 +361,7 @@ func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Cloc
 	imports := storequeue.New(st, ThemeImportQueue)
 	imports.UseClock(clk.Now)
 	d := &platform.Deps{Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports,
-		Metrics: metrics.New(os.Stderr, ""), Derivers: Derivers()}
+		Metrics: metrics.New(os.Stderr, ""), Derivers: Derivers(), Owner: platform.Owner{Local: true}}
 	UseStore(d, st, true)
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d

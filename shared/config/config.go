@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/clock"
 )
 
@@ -69,6 +71,17 @@ type Config struct {
 	// in Lambda it is the template's PublicBaseUrl, and empty there means
 	// the domain API Gateway received the request on.
 	PublicBaseURL string
+	// OwnerSecretHash (OWNER_SECRET_HASH) is the hash of the secret the
+	// app authorization page asks the shop's owner for
+	// (auth.HashOwnerSecret); without it outside Lambda, LocalOwner: the
+	// runner's user is the owner. In Lambda without it, no app can be
+	// granted new scopes.
+	OwnerSecretHash string
+	LocalOwner      bool
+	// OAuthTokenKey (OAUTH_TOKEN_KEY, 64 hex digits) makes the offline
+	// tokens OAuth issues (shared/oauth); the template gives the OAuth
+	// function one from Secrets Manager. Without it, a key in the store.
+	OAuthTokenKey []byte
 }
 
 // FromEnv reads the configuration; defaults suit the local runner, and
@@ -169,6 +182,19 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("config: PUBLIC_BASE_URL: %w", err)
 		}
 		c.PublicBaseURL = b
+	}
+	if c.OwnerSecretHash = os.Getenv("OWNER_SECRET_HASH"); c.OwnerSecretHash != "" {
+		if err := auth.CheckOwnerHash(c.OwnerSecretHash); err != nil {
+			return c, fmt.Errorf("config: OWNER_SECRET_HASH: %w", err)
+		}
+	}
+	c.LocalOwner = c.OwnerSecretHash == "" && !inLambda
+	if s := os.Getenv("OAUTH_TOKEN_KEY"); s != "" {
+		k, err := hex.DecodeString(s)
+		if err != nil || len(k) < 32 {
+			return c, fmt.Errorf("config: OAUTH_TOKEN_KEY must be at least 64 hex digits (32 random bytes)")
+		}
+		c.OAuthTokenKey = k
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)

@@ -17,7 +17,7 @@ import (
 // handler reaches nothing else (no store, no queue).
 type operations interface {
 	Authorize(ctx context.Context, r Request) (Prompt, error)
-	Install(ctx context.Context, r Request, token string) (string, error)
+	Install(ctx context.Context, r Request, token, ownerSecret string) (string, error)
 	Decline(ctx context.Context, r Request, token string) (Prompt, error)
 	Exchange(ctx context.Context, in ExchangeInput) (Token, error)
 }
@@ -55,7 +55,9 @@ var (
 <ul class="scopes" id="scopes">{{range .Lines}}<li><code>{{.Handle}}</code>: {{.Text}}</li>{{else}}<li>nothing beyond knowing it is installed</li>{{end}}</ul>
 {{if eq .Request.GrantOption "per-user"}}<p class="note" id="per-user">Access for you only, for 24 hours.</p>
 {{end}}<div class="actions">
-<form method="post" action="authorize/install">{{template "fields" .}}<button type="submit" id="install" class="accept">Install app</button></form>
+<form method="post" action="authorize/install">{{template "fields" .}}{{if .AskSecret}}<p><label for="owner_secret">The shop owner's secret</label> <input type="password" id="owner_secret" name="owner_secret" autocomplete="current-password" required></p>
+{{else}}<p class="note" id="local-owner">On this local runner you are the shop's owner: installing approves these scopes.</p>
+{{end}}<button type="submit" id="install" class="accept">Install app</button></form>
 <form method="post" action="authorize/decline">{{template "fields" .}}<button type="submit" id="decline">Cancel</button></form>
 </div>
 <p class="note">After you install, you will go back to <span id="redirect">{{.Request.RedirectURI}}</span>.</p>
@@ -87,6 +89,9 @@ func (h handler) authorize(w http.ResponseWriter, r *http.Request) error {
 		httpapi.WritePageError(w, r, pageTitle, err)
 		return nil
 	}
+	if p.Redirect != "" { // scopes the app holds: no page, as Shopify
+		return httpapi.Found(w, p.Redirect)
+	}
 	return httpapi.WriteHTMLPage(w, http.StatusOK, authorizePage(), p, formActions(p.Request.RedirectURI)...)
 }
 
@@ -107,7 +112,7 @@ func (h handler) install(w http.ResponseWriter, r *http.Request) error {
 	req, token, err := form(r)
 	target := ""
 	if err == nil {
-		target, err = h.Install(r.Context(), req, token)
+		target, err = h.Install(r.Context(), req, token, r.PostForm.Get("owner_secret"))
 	}
 	if err != nil {
 		httpapi.WritePageError(w, r, pageTitle, err)

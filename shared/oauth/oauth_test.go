@@ -340,6 +340,7 @@ func TestExchangeConcurrent(t *testing.T) {
 func TestPerUser(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
 		clk := e.FixClock(time.Now())
+		offline := exchange(e, install(t, e, ask("read_content")).Get("code")).Expect(t, 200).JSON(t)["access_token"].(string)
 		q := ask("read_content")
 		q.Set("grant_options[]", "per-user")
 		res := e.DoAs("", "GET", "/admin/oauth/authorize?"+q.Encode(), nil).Expect(t, 200)
@@ -358,7 +359,7 @@ func TestPerUser(t *testing.T) {
 		e.DoAs(online, "GET", "/web/pages.json", nil).Expect(t, 401)
 
 		// An uninstall revokes the app's per-user tokens with its own.
-		offline := exchange(e, install(t, e, ask("read_content")).Get("code")).Expect(t, 200).JSON(t)["access_token"].(string)
+		e.DoAs(offline, "GET", "/web/pages.json", nil).Expect(t, 200)
 		q.Set("state", "again")
 		online = exchange(e, install(t, e, q).Get("code")).Expect(t, 200).JSON(t)["access_token"].(string)
 		e.DoAs(online, "GET", "/web/pages.json", nil).Expect(t, 200)

@@ -1,7 +1,12 @@
 package oauth
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,7 +72,11 @@ func TestMessage(t *testing.T) {
 	q := url.Values{"timestamp": {"1337178173"}, "shop": {"demo-shop.example.com"}, "code": {"0907a61c0c8d55e99db179b68161bc00"},
 		"state": {"a b+c/é"}, "hmac": {"x"}, "signature": {"y"}}
 	want := "code=0907a61c0c8d55e99db179b68161bc00&shop=demo-shop.example.com&state=a%20b%2Bc%2F%C3%A9&timestamp=1337178173"
-	if got := Message(q); got != want {
+	var pairs [][2]string
+	for k, vs := range q {
+		pairs = append(pairs, [2]string{k, vs[0]})
+	}
+	if got := Message(pairs); got != want {
 		t.Errorf("Message = %q, want %q", got, want)
 	}
 	// Shopify's documented example: its hmac over its parameters and secret.
@@ -114,11 +123,117 @@ func TestOnlineTokensBounded(t *testing.T) {
 	for i := range MaxOnline {
 		rec.Online = append(rec.Online, admin.OnlineToken{Hash: "h" + strconv.Itoa(i), ExpiresAt: now.Unix() + 60})
 	}
-	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, now)
+	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, nil, now)
 	if len(rec.Online) != MaxOnline || rec.Online[0].Hash != "h1" || !strings.HasPrefix(tok.AccessToken, "shpua_") {
 		t.Fatalf("online tokens %d, first %v", len(rec.Online), rec.Online[0])
 	}
 	if len(ops) != 2 || ops[0].TargetKey().SK != "h0" {
 		t.Errorf("ops %v: want h0 revoked and the new token put", ops)
+	}
+}
+
+// Names sort as ICU's root collation does (Node's localeCompare): case
+// only breaks ties, punctuation before digits before letters, a prefix
+// first. TestCollateAsNode checks random names against node itself.
+func TestCollate(t *testing.T) {
+	names := []string{"Zeta", "alpha", "b", "B", "a1", "a-", "a_", "aa", "aA", "Aa", "a", "A", "_x", "1"}
+	slices.SortFunc(names, Collate)
+	if got := strings.Join(names, " "); got != "_x 1 a A a_ a- a1 aa aA Aa alpha b B Zeta" {
+		t.Errorf("sorted %s", got)
+	}
+}
+
+// The redirect_uri's query is kept byte for byte, and the hmac signs the
+// callback's query as URLSearchParams reads it: a repeated name by its last
+// value, a stray % as it is, + as a space, a name alone as empty.
+func TestSignedKeepsTheQuery(t *testing.T) {
+	params := url.Values{"code": {"c0de"}, "state": {"a b&c"}}
+	for _, c := range []struct{ uri, kept, message string }{
+		{"https://a.example.com/cb", "https://a.example.com/cb?", "code=c0de&state=a%20b%26c"},
+		{"https://a.example.com/cb?x=1/%zz", "https://a.example.com/cb?x=1/%zz&", "code=c0de&state=a%20b%26c&x=1%2F%25zz"},
+		{"https://a.example.com/cb?x=a;b", "https://a.example.com/cb?x=a;b&", "code=c0de&state=a%20b%26c&x=a%3Bb"},
+		{"https://a.example.com/cb?x", "https://a.example.com/cb?x&", "code=c0de&state=a%20b%26c&x="},
+		{"https://a.example.com/cb?Zeta=1&alpha=2", "https://a.example.com/cb?Zeta=1&alpha=2&", "alpha=2&code=c0de&state=a%20b%26c&Zeta=1"},
+		{"https://a.example.com/cb?a=1&a=2", "https://a.example.com/cb?a=1&a=2&", "a=2&code=c0de&state=a%20b%26c"},
+		{"https://a.example.com/cb?", "https://a.example.com/cb?", "code=c0de&state=a%20b%26c"},
+		{"https://a.example.com/cb?p=a+b%2B", "https://a.example.com/cb?p=a+b%2B&", "code=c0de&p=a%20b%2B&state=a%20b%26c"},
+	} {
+		got := Signed(c.uri, params, "k")
+		want := c.kept + "code=c0de&state=a%20b%26c&hmac="
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("Signed(%q) = %q, want it to start %q", c.uri, got, want)
+		}
+		m := hmac.New(sha256.New, []byte("k"))
+		m.Write([]byte(c.message))
+		if mac := hex.EncodeToString(m.Sum(nil)); !strings.HasSuffix(got, "hmac="+mac) {
+			t.Errorf("Signed(%q) = %q, want the hmac of %q", c.uri, got, c.message)
+		}
+	}
+}
+
+// A redirect_uri whose query the callback could not carry as it is, or the
+// libraries could not read back alike, is refused on the page.
+func TestRedirectQueryRefused(t *testing.T) {
+	for uri, want := range map[string]string{
+		"https://a.example.com/cb?state=x":   "must not have state",
+		"https://a.example.com/cb?hmac=1":    "must not have hmac",
+		"https://a.example.com/cb?%C3%A9=1":  "printable ASCII",
+		"https://a.example.com/cb?x%01=1":    "printable ASCII",
+		"https://a.example.com/cb?x=%C3%28":  "UTF-8",
+		"https://a.example.com/cb?x=%C3%A9":  "",
+		"https://a.example.com/cb?a=1&a=2&b": "",
+	} {
+		err := CheckRedirectQuery(uri)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.(*admin.Error).Fields["redirect_uri"][0], want)) {
+			t.Errorf("CheckRedirectQuery(%q) = %v, want %q", uri, err, want)
+		}
+	}
+}
+
+// What an authorization may grant: configured scopes bound every offline
+// grant; an installed app without them only what it holds; a per-user
+// grant needs the install and stays within it; scopes held need no page.
+func TestGrantRules(t *testing.T) {
+	base := admin.App{RedirectURLs: []string{"https://a.example.com/"}}
+	installed := base
+	installed.TokenHash, installed.Scopes = "h", []string{"write_content", "read_products"}
+	configured := installed
+	configured.AccessScopes = []string{"write_content", "write_products"}
+	fresh := base
+	fresh.AccessScopes = []string{"read_content"}
+	for _, c := range []struct {
+		name    string
+		app     admin.App
+		scope   string
+		perUser bool
+		grant   string
+		approve bool
+		refused string
+	}{
+		{"not installed, nothing configured: the owner decides", base, "write_orders,read_content", false, "write_orders,read_content", true, ""},
+		{"not installed, configured", fresh, "write_content", false, "", false, "does not list: write_content"},
+		{"installed, nothing configured, more", installed, "write_orders,write_customers", false, "", false, "lists none: write_orders, write_customers"},
+		{"installed, held scopes: no page", installed, "read_content", false, "write_content,read_products", false, ""},
+		{"installed, configured, more", configured, "write_products", false, "write_content,write_products", true, ""},
+		{"installed, configured, beyond", configured, "write_orders", false, "", false, "does not list: write_orders"},
+		{"per-user, not installed", base, "read_content", true, "", false, "per-user needs the app installed"},
+		{"per-user, beyond the app's", installed, "write_products", true, "", false, "not granted: write_products"},
+		{"per-user, within", installed, "read_content", true, "read_content", true, ""},
+	} {
+		r := Request{ClientID: "c", Scope: c.scope, RedirectURI: "https://a.example.com/cb"}
+		if c.perUser {
+			r.GrantOption = PerUser
+		}
+		app := c.app
+		got, approve, err := r.Grant(&app)
+		if c.refused != "" {
+			if e, ok := err.(*admin.Error); !ok || !strings.Contains(fmt.Sprint(e.Fields), c.refused) {
+				t.Errorf("%s: %v, want refused naming %q", c.name, err, c.refused)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != c.grant || approve != c.approve {
+			t.Errorf("%s: %v %v %v, want %s %v", c.name, got, approve, err, c.grant, c.approve)
+		}
 	}
 }

@@ -48,4 +48,21 @@ type Deps struct {
 	// commit (the local runner, tests); nil where the table's stream does
 	// (Lambda). Store writes through it.
 	Feed *store.Fed
+	// Owner is how the authorization page knows the shop's owner approves
+	// an app's scopes (shared/oauth).
+	Owner Owner
+	// TokenKey (OAUTH_TOKEN_KEY) makes the offline tokens OAuth issues, so
+	// that a re-authorization answers the same token while the table keeps
+	// only its hash; nil: a key kept in the store (the local runner).
+	TokenKey []byte
+}
+
+// Owner says who may approve an app's scopes on the authorization page.
+type Owner struct {
+	// SecretHash (OWNER_SECRET_HASH) is the hash of the secret the page
+	// asks for (auth.HashOwnerSecret).
+	SecretHash string
+	// Local, without SecretHash, takes whoever uses the page as the owner:
+	// the local runner's user. Neither: every approval is refused.
+	Local bool
 }

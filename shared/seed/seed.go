@@ -67,6 +67,10 @@ type App struct {
 	Scopes       []string `json:"scopes"`
 	APIKey       string   `json:"api_key"`
 	RedirectURLs []string `json:"redirect_urls"`
+	// AccessScopes are the scopes the app may ask for when it installs or
+	// re-authorizes through OAuth, as a Shopify app's configuration lists
+	// its access scopes; none: what it holds (an app not installed: any).
+	AccessScopes []string `json:"access_scopes"`
 	// RateLimit names a call plan other than the default 40 calls leaking 2/s.
 	RateLimit *admin.RatePlan `json:"rate_limit"`
 }
@@ -160,6 +164,14 @@ func Parse(data []byte, checks ...Check) (*File, error) {
 			return nil, fmt.Errorf("%s (id %d): an app with an api_key needs redirect_urls", where, a.ID)
 		case a.APIKey == "" && len(a.RedirectURLs) > 0:
 			return nil, fmt.Errorf("%s (id %d): redirect_urls need an api_key", where, a.ID)
+		}
+		for j, sc := range a.AccessScopes {
+			if !admin.ValidScope(sc) {
+				return nil, fmt.Errorf("%s (id %d): access_scopes[%d]: %q is no scope", where, a.ID, j, sc)
+			}
+		}
+		if len(a.AccessScopes) > 0 && a.APIKey == "" {
+			return nil, fmt.Errorf("%s (id %d): access_scopes need an api_key (they bound OAuth grants)", where, a.ID)
 		}
 		for j, u := range a.RedirectURLs {
 			if err := admin.CheckRedirectURL(u); err != nil {
@@ -384,7 +396,7 @@ func Load(ctx context.Context, st store.Store, clk clock.Clock, data []byte, che
 		// client_id's item: an app's OAuth settings are those of its
 		// first load.
 		app := admin.App{ID: a.ID, Name: a.Name, SharedSecret: a.SharedSecret, Scopes: a.Scopes, RateLimit: a.RateLimit,
-			APIKey: a.APIKey, RedirectURLs: a.RedirectURLs}
+			APIKey: a.APIKey, RedirectURLs: a.RedirectURLs, AccessScopes: a.AccessScopes}
 		if a.AccessToken != "" {
 			app.TokenHash = auth.HashToken(a.AccessToken)
 		}
