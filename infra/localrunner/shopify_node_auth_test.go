@@ -90,19 +90,23 @@ func TestShopifyNodeAuth(t *testing.T) {
 		defer proxy.Close()
 
 		ctx := browser(t)
+		// Before the install: once installed, the app asking again for
+		// its scopes goes straight back, with no page.
+		tamperedHMACIsRefused(t, ctx, r, appURL)
+
+		declineLeavesOwnerOnService(t, ctx, appURL, serviceHost)
+
 		got, shot := offlineInstall(t, ctx, r, appURL, serviceHost)
 
 		onlineInstall(t, ctx, appURL, got)
+
+		reinstallKeepsToken(t, ctx, appURL, got)
 
 		if os.Getenv("WRITE_SCREENSHOT") != "" && t.Name() == "TestShopifyNodeAuth/embedded" {
 			if err := os.WriteFile(filepath.Join("..", "..", "docs", "app-authorization.png"), shot, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-
-		tamperedHMACIsRefused(t, ctx, r, appURL)
-
-		declineLeavesOwnerOnService(t, ctx, appURL, serviceHost)
 
 		// The install is in the events log, once (the online grant is no install).
 		if status, body := r.do(t, demoToken, "GET", "/com/events.json?filter=App", ""); status != 200 || len(body["events"].([]any)) != 1 {
@@ -136,6 +140,7 @@ type nodeAuthResult struct {
 	Scope               string   `json:"scope"`
 	Expires             string   `json:"expires"`
 	TokenPrefix         string   `json:"token_prefix"`
+	TokenSHA256         string   `json:"token_sha256"`
 	Online              bool     `json:"online"`
 	Pages               *int     `json:"pages"`
 	ScriptTags          int      `json:"script_tags"`
@@ -199,6 +204,28 @@ func onlineInstall(t *testing.T, ctx context.Context, appURL string, got nodeAut
 		expires.Before(time.Now().Add(23*time.Hour)) || got.AssociatedUserEmail != "owner@demo-shop.example.com" || got.Pages == nil || got.ScriptTags != 2 ||
 		strings.Join(got.AccessScopes, ",") != nodeAppScopes {
 		t.Errorf("online install: %s", result)
+	}
+}
+
+// reinstallKeepsToken: the app runs auth.begin() again for the scopes it
+// holds; the runner sends the browser straight back with a code (no page,
+// as Shopify), and the library's callback gets the same offline token.
+func reinstallKeepsToken(t *testing.T, ctx context.Context, appURL string, first nodeAuthResult) {
+	t.Helper()
+	result := ""
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(appURL+"/auth?shop=demo-shop.example.com"),
+		chromedp.WaitVisible("#result, #error", chromedp.ByQuery),
+		chromedp.Text("#result, #error", &result, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	var got nodeAuthResult
+	if err := json.Unmarshal([]byte(result), &got); err != nil {
+		t.Fatalf("the app answered %q", result)
+	}
+	if got.Online || got.TokenSHA256 == "" || got.TokenSHA256 != first.TokenSHA256 || got.Scope != nodeAppScopes || got.ScriptTags != 3 {
+		t.Errorf("reinstall: %s, want the token of %+v", result, first)
 	}
 }
 

@@ -18,6 +18,7 @@
 'use strict';
 require('@shopify/shopify-api/adapters/node');
 const {shopifyApi, ApiVersion, LogSeverity} = require('@shopify/shopify-api');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const https = require('node:https');
 
@@ -59,6 +60,7 @@ const server = https.createServer({cert: fs.readFileSync(env('TLS_CERT')), key: 
         expires: session.expires ? session.expires.toISOString() : null,
         associated_user_email: session.onlineAccessInfo ? session.onlineAccessInfo.associated_user.email : null,
         token_prefix: session.accessToken.slice(0, 6),
+        token_sha256: crypto.createHash('sha256').update(session.accessToken).digest('hex'),
         pages: pages.body.pages.length,
         script_tags: tags.body.script_tags.length,
         access_scopes: scopes.body.access_scopes.map((s) => s.handle),

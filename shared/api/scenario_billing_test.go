@@ -127,6 +127,10 @@ func (s *scenario) oauth(t *testing.T) {
 		t.Errorf("token answer %v", tok)
 	}
 	s.do(token, "GET", "/admin/oauth/access_scopes.json", nil, 200)
+	// Installed, asking for what it holds: straight back, no page.
+	if loc := s.doPage("GET", authorize+"?"+ask.Encode(), "", 302).Header.Get("Location"); !strings.Contains(loc, "code=") {
+		t.Errorf("re-authorization: Location %q", loc)
+	}
 	s.do(demoToken, "GET", "/admin/oauth/access_scopes.json?limit=x&fields=", nil, 400)
 	s.do(noToken, "GET", "/admin/oauth/access_scopes.json", nil, 401)
 }

@@ -3,7 +3,6 @@
 package config
 
 import (
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -78,7 +77,7 @@ type Config struct {
 	// granted new scopes.
 	OwnerSecretHash string
 	LocalOwner      bool
-	// OAuthTokenKey (OAUTH_TOKEN_KEY, 64 hex digits) makes the offline
+	// OAuthTokenKey (OAUTH_TOKEN_KEY, 32 random characters or more) makes the offline
 	// tokens OAuth issues (shared/oauth); the template gives the OAuth
 	// function one from Secrets Manager. Without it, a key in the store.
 	OAuthTokenKey []byte
@@ -190,11 +189,10 @@ func FromEnv() (Config, error) {
 	}
 	c.LocalOwner = c.OwnerSecretHash == "" && !inLambda
 	if s := os.Getenv("OAUTH_TOKEN_KEY"); s != "" {
-		k, err := hex.DecodeString(s)
-		if err != nil || len(k) < 32 {
-			return c, fmt.Errorf("config: OAUTH_TOKEN_KEY must be at least 64 hex digits (32 random bytes)")
+		if len(s) < 32 {
+			return c, fmt.Errorf("config: OAUTH_TOKEN_KEY must have at least 32 random characters")
 		}
-		c.OAuthTokenKey = k
+		c.OAuthTokenKey = []byte(s)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseBaseURL(t *testing.T) {
 	for in, want := range map[string]string{
@@ -47,6 +50,33 @@ func TestFaultRate(t *testing.T) {
 		cfg, err := FromEnv()
 		if (err == nil) != c.ok || c.ok && cfg.FaultRate != c.want {
 			t.Errorf("FAULT_RATE=%s in Lambda %q: %v, %v", c.value, c.lambda, cfg.FaultRate, err)
+		}
+	}
+}
+
+// Who approves app scopes: the runner's user locally, the owner's secret
+// where a hash is configured, nobody in Lambda without one; a malformed
+// hash or a short token key stops start-up.
+func TestOwnerAndTokenKey(t *testing.T) {
+	const hash = "pbkdf2-sha256$1000$MDEyMzQ1Njc4OWFiY2RlZg$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U"
+	for _, c := range []struct {
+		hash, lambda, key string
+		local, ok         bool
+	}{
+		{"", "", "", true, true},
+		{hash, "", "", false, true},
+		{"", "fn", "", false, true},
+		{hash, "fn", strings.Repeat("k", 32), false, true},
+		{"pbkdf2-sha256$x", "", "", false, false},
+		{"", "", "short", false, false},
+	} {
+		t.Setenv("OWNER_SECRET_HASH", c.hash)
+		t.Setenv("OAUTH_TOKEN_KEY", c.key)
+		t.Setenv("AWS_LAMBDA_FUNCTION_NAME", c.lambda)
+		t.Setenv("TABLE_NAME", "t")
+		cfg, err := FromEnv()
+		if (err == nil) != c.ok || c.ok && (cfg.LocalOwner != c.local || cfg.OwnerSecretHash != c.hash || string(cfg.OAuthTokenKey) != c.key) {
+			t.Errorf("%+v: %+v, %v", c, cfg, err)
 		}
 	}
 }
