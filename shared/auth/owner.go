@@ -24,18 +24,20 @@ const (
 )
 
 // HashOwnerSecret returns the configured form of secret, under a fresh salt.
-func HashOwnerSecret(secret string) (string, error) {
+func HashOwnerSecret(secret string) (string, error) { return hashOwnerSecret(secret, OwnerIterations) }
+
+func hashOwnerSecret(secret string, iterations int) (string, error) {
 	if len(secret) < MinOwnerSecret {
 		return "", errors.New("auth: the owner's secret must have at least " + strconv.Itoa(MinOwnerSecret) + " characters")
 	}
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	key, err := pbkdf2.Key(sha256.New, secret, salt, OwnerIterations, 32)
+	key, err := pbkdf2.Key(sha256.New, secret, salt, iterations, 32)
 	if err != nil {
 		return "", err
 	}
 	enc := base64.RawStdEncoding
-	return strings.Join([]string{ownerHashScheme, strconv.Itoa(OwnerIterations), enc.EncodeToString(salt), enc.EncodeToString(key)}, "$"), nil
+	return strings.Join([]string{ownerHashScheme, strconv.Itoa(iterations), enc.EncodeToString(salt), enc.EncodeToString(key)}, "$"), nil
 }
 
 // CheckOwnerHash says what is wrong with a configured owner hash.
