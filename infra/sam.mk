@@ -44,7 +44,8 @@ SAM_FUNCTIONS := \
 	FetchStockFunction=functions/fetch-stock \
 	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers \
 	ShopifyPathsFunction=functions/shopify-paths \
-	OauthFunction=functions/oauth
+	OauthFunction=functions/oauth \
+	GraphqlFunction=functions/graphql
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0
