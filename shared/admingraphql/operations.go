@@ -10,6 +10,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/store"
 )
 
@@ -79,6 +80,9 @@ func (x *Executor) Execute(ctx context.Context, req *graphql.Request) (Answer, e
 	}
 	app := admin.AppFrom(ctx)
 	cost := &Cost{Requested: p.Cost}
+	// Unmetered (RATE_LIMIT=off), the answer shows a full bucket of the
+	// default plan, as clients expect the figures.
+	cost.Throttle = Throttle{Max: ratelimit.DefaultPoints.Max, Rate: ratelimit.DefaultPoints.Rate, Available: ratelimit.DefaultPoints.Max}
 	if x.Points != nil {
 		cost.Throttle = Throttle{Max: x.Points.Max(), Rate: x.Points.Rate(), Available: x.Points.Max()}
 	}

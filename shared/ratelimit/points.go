@@ -93,7 +93,9 @@ func (m *MemoryPoints) Max() float64  { return m.Plan.Max }
 func (m *MemoryPoints) Rate() float64 { return m.Plan.Rate }
 
 // PointsKey addresses an app's GraphQL bucket in the table.
-func PointsKey(appID int64) store.Key { return store.Key{PK: "ratelimit#points", SK: records.IDSK(appID)} }
+func PointsKey(appID int64) store.Key {
+	return store.Key{PK: "ratelimit#points", SK: records.IDSK(appID)}
+}
 
 // SharedPoints keeps each app's GraphQL bucket in the table, shared by
 // every Lambda instance: one conditional write per query, and one more
