@@ -61,7 +61,10 @@ func TestMutationFiresWebhook(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); delivery.Pump(ctx, e.Deps.Store, e.Deps.Queue, nil, 20*time.Millisecond) }()
-		go func() { defer wg.Done(); delivery.Consume(ctx, e.Deps.Queue, api.Dispatcher(e.Deps, config.Config{RetryBase: time.Second}), 2) }()
+		go func() {
+			defer wg.Done()
+			delivery.Consume(ctx, e.Deps.Queue, api.Dispatcher(e.Deps, config.Config{RetryBase: time.Second}), 2)
+		}()
 		defer func() { cancel(); wg.Wait() }()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
