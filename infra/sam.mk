@@ -44,7 +44,8 @@ SAM_FUNCTIONS := \
 	FetchStockFunction=functions/fetch-stock \
 	FetchTrackingNumbersFunction=functions/fetch-tracking-numbers \
 	ShopifyPathsFunction=functions/shopify-paths \
-	OauthFunction=functions/oauth
+	OauthFunction=functions/oauth \
+	GraphqlFunction=functions/graphql
 
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0
@@ -82,7 +83,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path shopify-schema shopify-schema-path venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set. With
 # LAMBDA_PREBUILT set (template-check sets it), the function's binary is
@@ -149,6 +150,22 @@ shopify-node: ## Shopify's Node library (@shopify/shopify-api, pinned), installe
 
 shopify-node-path: ## print where make shopify-node installs (make test sets SHOPIFY_NODE to it)
 	@echo $(SHOPIFY_NODE)
+
+# Shopify's Admin GraphQL schema as @shopify/dev-mcp ships its introspection
+# (ISC): shared/admingraphql's TestSchemaMatchesShopify compares the
+# service's schema with it. Only the data file is kept.
+SHOPIFY_SCHEMA := $(TOOLS_CACHE)/shopify-dev-mcp-1.16.0
+SHOPIFY_SCHEMA_FILE := package/dist/data/admin_2026-07.json.gz
+
+shopify-schema: ## Shopify's Admin GraphQL introspection (2026-07, from @shopify/dev-mcp 1.16.0), into the tools cache
+	mkdir -p $(TOOLS_CACHE)
+	flock $(SHOPIFY_SCHEMA).lock sh -c 'test -f $(SHOPIFY_SCHEMA)/.complete && exit 0; \
+		rm -rf $(SHOPIFY_SCHEMA) && mkdir -p $(SHOPIFY_SCHEMA) && cd $(SHOPIFY_SCHEMA) && \
+		npm pack @shopify/dev-mcp@1.16.0 --silent --loglevel=error >/dev/null && \
+		tar xzf shopify-dev-mcp-1.16.0.tgz $(SHOPIFY_SCHEMA_FILE) && rm shopify-dev-mcp-1.16.0.tgz && touch .complete'
+
+shopify-schema-path: ## print the introspection file make shopify-schema fetches (make test sets SHOPIFY_ADMIN_SCHEMA to it)
+	@echo $(SHOPIFY_SCHEMA)/$(SHOPIFY_SCHEMA_FILE)
 
 checkov-venv: $(CHECKOV_STAMP) ## checkov, pinned, in its own environment
 

@@ -195,6 +195,10 @@ export SHOPIFY_CLIENT_PYTHON
 stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node
 SHOPIFY_NODE=$(make --no-print-directory -s shopify-node-path)
 export SHOPIFY_NODE
+# Shopify's Admin GraphQL schema for shared/admingraphql's TestSchemaMatchesShopify.
+stage "Shopify Admin schema (dev-mcp)" make --no-print-directory shopify-schema
+SHOPIFY_ADMIN_SCHEMA=$(make --no-print-directory -s shopify-schema-path)
+export SHOPIFY_ADMIN_SCHEMA
 # schemathesis and the template checks need no emulator: they run beside
 # the Go tests, whose waits (queue visibility timeouts, the soaks'
 # pipelines, DynamoDB Local answering one request at a time) leave cores

@@ -15,6 +15,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/storeadmin/adminapi/shared/addresses"
+	"github.com/storeadmin/adminapi/shared/admingraphql"
 	"github.com/storeadmin/adminapi/shared/apipermissions"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/auth"
@@ -90,6 +91,7 @@ var (
 	Metafields          = Group{"metafields", "blogs custom_collections customers metafields orders pages products smart_collections variants", metafieldRoutes}
 	Customers           = Group{"customers", "customer_saved_searches customers", customerRoutes}
 	OAuth               = Group{"oauth", "oauth", oauth.Routes}
+	GraphQL             = Group{"graphql", "graphql", admingraphql.Routes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -102,6 +104,7 @@ var Groups = []Group{
 	Metafields,
 	Customers,
 	OAuth,
+	GraphQL,
 }
 
 // collectionRoutes are the routes of the collections group: custom and
@@ -347,8 +350,10 @@ func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
 	switch cfg.RateLimit {
 	case "shared":
 		d.Limiter = ratelimit.NewShared(st, clk.Now)
+		d.Points = &ratelimit.SharedPoints{Store: st, Now: clk.Now, Plan: ratelimit.DefaultPoints}
 	case "memory":
 		d.Limiter = &ratelimit.Memory{Now: clk.Now}
+		d.Points = &ratelimit.MemoryPoints{Now: clk.Now, Plan: ratelimit.DefaultPoints}
 	}
 	return d, nil
 }

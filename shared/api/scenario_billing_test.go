@@ -189,3 +189,18 @@ func (s *scenario) doPage(method, target, body string, want int) *apitest.Respon
 	}
 	return res
 }
+
+// graphql: a query, a bad query (200 with its errors), no token, a body
+// too large.
+func (s *scenario) graphql(t *testing.T) {
+	s.t = t
+	const path = "/admin/graphql.json"
+	if res := s.do(demoToken, "POST", path, M{"query": "{ shop { name } }"}, 200); !strings.Contains(string(res.Body), `"Demo Shop"`) {
+		t.Errorf("shop: %s", res.Body)
+	}
+	if res := s.do(demoToken, "POST", path, M{"query": "{ shop { nope } }", "variables": nil, "operationName": nil}, 200); !strings.Contains(string(res.Body), "GRAPHQL_VALIDATION_FAILED") {
+		t.Errorf("bad query: %s", res.Body)
+	}
+	s.do(noToken, "POST", path, M{"query": "{ shop { name } }"}, 401)
+	s.do(demoToken, "POST", path, M{"query": strings.Repeat("x", 1<<20)}, 413)
+}

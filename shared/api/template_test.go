@@ -400,8 +400,15 @@ func (c *templateCheck) checkRoutes() {
 		}
 		if fn, ok := c.tmpl.functions[id]; ok {
 			for _, ev := range fn.events {
+				// A versioned event (/admin/api/{version}/graphql.json) reaches
+				// the route at its own path (/admin/graphql.json): the router
+				// serves Shopify's form.
+				unversioned := ev.path
+				if rest, ok := strings.CutPrefix(ev.path, "/admin/api/{version}/"); ok {
+					unversioned = "/admin/" + rest
+				}
 				if !slices.ContainsFunc(routes, func(r httpapi.Route) bool {
-					return methodMatches(ev.method, r.Method) && overlaps(ev.path, r.Path)
+					return methodMatches(ev.method, r.Method) && (overlaps(ev.path, r.Path) || overlaps(unversioned, r.Path))
 				}) {
 					c.bad("template.yaml: %s event %s (%s %s) matches no route of group %q (dead route)", id, ev.name, ev.method, ev.path, g.Name)
 				}

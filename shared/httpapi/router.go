@@ -52,6 +52,10 @@ type Route struct {
 	// not operations of docs/openapi.yaml. Every other route keeps every
 	// check.
 	Public bool
+	// Metered marks a route that meters its callers itself (GraphQL, by
+	// query cost): it keeps the token and scope checks, and spends no call
+	// of the REST bucket.
+	Metered bool
 }
 
 // DefaultSlowRequest is how long a request may take before the router logs
@@ -621,8 +625,10 @@ func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, route *Route
 	if err != nil {
 		return ctx, err
 	}
-	if err := rt.limit(ctx, w, app); err != nil {
-		return ctx, err
+	if !route.Metered {
+		if err := rt.limit(ctx, w, app); err != nil {
+			return ctx, err
+		}
 	}
 	write := r.Method != http.MethodGet && r.Method != http.MethodHead
 	if !app.Allows(route.Scope, write) {

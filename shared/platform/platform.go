@@ -55,6 +55,21 @@ type Deps struct {
 	// that a re-authorization answers the same token while the table keeps
 	// only its hash; nil: a key kept in the store (the local runner).
 	TokenKey []byte
+	// Points meters each app's GraphQL query cost, apart from its REST
+	// calls (shared/ratelimit); nil lets every query through.
+	Points Points
+}
+
+// Points is a bucket of GraphQL cost points per app.
+type Points interface {
+	// Spend takes cost points of the app's bucket, or none when it holds
+	// fewer, and answers what it holds after.
+	Spend(ctx context.Context, appID int64, cost float64) (available float64, ok bool, err error)
+	// Refund gives back points a query held and did not use.
+	Refund(ctx context.Context, appID int64, points float64) (available float64, err error)
+	// Max and Rate are the bucket's size and its restore rate a second.
+	Max() float64
+	Rate() float64
 }
 
 // Owner says who may approve an app's scopes on the authorization page.

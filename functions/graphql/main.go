@@ -1,0 +1,26 @@
+// Command graphql is the Lambda function of the graphql group: the GraphQL Admin API (shared/admingraphql).
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/config"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	api.SetupLogging(cfg)
+	deps, err := api.Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(httpadapter.NewV2(api.Handler(deps, api.GraphQL)).ProxyWithContext)
+}
