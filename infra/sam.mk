@@ -83,7 +83,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path shopify-schema shopify-schema-path venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path shopify-schema shopify-schema-path shopify-api-node shopify-api-node-path venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set. With
 # LAMBDA_PREBUILT set (template-check sets it), the function's binary is
@@ -150,6 +150,24 @@ shopify-node: ## Shopify's Node library (@shopify/shopify-api, pinned), installe
 
 shopify-node-path: ## print where make shopify-node installs (make test sets SHOPIFY_NODE to it)
 	@echo $(SHOPIFY_NODE)
+
+# shopify-api-node (the community client the issue names), pinned in
+# infra/shopify_api_node, installed apart from Shopify's library so that
+# neither install replaces the other.
+SHOPIFY_API_NODE_DIR := infra/shopify_api_node
+SHOPIFY_API_NODE := $(TOOLS_CACHE)/node-shopify-api-node-3.15.0
+
+shopify-api-node: ## shopify-api-node (pinned), installed into the tools cache
+	mkdir -p $(TOOLS_CACHE)
+	flock $(SHOPIFY_API_NODE).lock sh -c 'sum=$$(sha256sum < $(SHOPIFY_API_NODE_DIR)/package-lock.json); \
+		test "$$(cat $(SHOPIFY_API_NODE)/.complete 2>/dev/null)" = "$$sum" && exit 0; \
+		rm -rf $(SHOPIFY_API_NODE) && mkdir -p $(SHOPIFY_API_NODE) && \
+		cp $(SHOPIFY_API_NODE_DIR)/package.json $(SHOPIFY_API_NODE_DIR)/package-lock.json $(SHOPIFY_API_NODE)/ && \
+		npm ci --prefix $(SHOPIFY_API_NODE) --ignore-scripts --no-audit --no-fund --loglevel=error && \
+		echo "$$sum" > $(SHOPIFY_API_NODE)/.complete'
+
+shopify-api-node-path: ## print where make shopify-api-node installs (make test sets SHOPIFY_API_NODE to it)
+	@echo $(SHOPIFY_API_NODE)
 
 # Shopify's Admin GraphQL schema as @shopify/dev-mcp ships its introspection
 # (ISC): shared/admingraphql's TestSchemaMatchesShopify compares the

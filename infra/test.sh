@@ -195,6 +195,10 @@ export SHOPIFY_CLIENT_PYTHON
 stage "Shopify Node library (npm ci)" make --no-print-directory shopify-node
 SHOPIFY_NODE=$(make --no-print-directory -s shopify-node-path)
 export SHOPIFY_NODE
+# shopify-api-node for infra/localrunner's TestShopifyAPINodeGraphQL.
+stage "shopify-api-node (npm ci)" make --no-print-directory shopify-api-node
+SHOPIFY_API_NODE=$(make --no-print-directory -s shopify-api-node-path)
+export SHOPIFY_API_NODE
 # Shopify's Admin GraphQL schema for shared/admingraphql's TestSchemaMatchesShopify.
 stage "Shopify Admin schema (dev-mcp)" make --no-print-directory shopify-schema
 SHOPIFY_ADMIN_SCHEMA=$(make --no-print-directory -s shopify-schema-path)

@@ -113,3 +113,36 @@ func terminateTLS(t *testing.T, target string) (string, string) {
 	}()
 	return ln.Addr().String(), caFile
 }
+
+// shopify-api-node (the community client, pinned in infra/shopify_api_node;
+// make test sets SHOPIFY_API_NODE to its install) drives the GraphQL Admin
+// API against the runner on both stores: graphql() with and without
+// variables, a bad query's error, and its retry of a THROTTLED query.
+func TestShopifyAPINodeGraphQL(t *testing.T) {
+	dir := os.Getenv("SHOPIFY_API_NODE")
+	if dir == "" {
+		if os.Getenv("REQUIRE_EMULATORS") != "" {
+			t.Fatal("SHOPIFY_API_NODE is not set (make shopify-api-node, then its path)")
+		}
+		t.Skip("SHOPIFY_API_NODE is not set: make test installs shopify-api-node")
+	}
+	script, err := filepath.Abs(filepath.Join("..", "shopify_api_node", "test_graphql.cjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachStore(t, func(t *testing.T, storeEnv []string) {
+		r := start(t, storeEnv...)
+		target, err := url.Parse(r.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, caFile := terminateTLS(t, target.Host)
+		cmd := exec.Command("node", script, addr, demoToken)
+		cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+caFile, "NODE_PATH="+filepath.Join(dir, "node_modules"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node %s: %v\n%s", filepath.Base(script), err, out)
+		}
+		t.Logf("%s", out)
+	})
+}

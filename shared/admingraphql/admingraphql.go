@@ -15,7 +15,10 @@ import (
 	"unicode"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/articles"
+	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/customcollections"
+	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -31,6 +34,9 @@ var sdl string
 
 // Service holds the operations the resolvers call.
 type Service struct {
+	Articles   articles.Service
+	Comments   comments.Service
+	Events     events.Service
 	Custom     customcollections.Service
 	Smart      smartcollections.Service
 	Pages      pages.Service
@@ -41,7 +47,8 @@ type Service struct {
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
+	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
+		Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
 		ScriptTags: scripttags.NewService(d)}
 }
 
@@ -83,6 +90,13 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.pageQuery(ctx, f)
+	case "article", "blog", "comment", "comments":
+		if err := need(f, ctx, admin.ScopeContent, false); err != nil {
+			return nil, err
+		}
+		return s.contentQuery(ctx, f)
+	case "event", "events", "eventsCount":
+		return s.eventQuery(ctx, f)
 	case "collection", "collectionByHandle", "collections", "collectionsCount":
 		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
 			return nil, err
@@ -113,6 +127,19 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string) (graphq
 	}
 	var obj graphql.Object
 	switch typ {
+	case "Article", "Blog", "Comment":
+		if err := need(f, ctx, admin.ScopeContent, false); err != nil {
+			return nil, err
+		}
+		lower := strings.ToLower(typ)
+		o, err := s.contentQuery(ctx, &graphql.Field{Name: lower, Args: map[string]any{"id": gid}})
+		if o == nil || err != nil {
+			return nil, err
+		}
+		return o.(graphql.Object), nil
+	case "BasicEvent":
+		ev, err := s.Events.Get(ctx, id)
+		return found(eventObj(ev), err)
 	case "Collection":
 		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
 			return nil, err
@@ -187,6 +214,11 @@ func (mutation) TypeName() string { return "Mutation" }
 func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	s := m.s
 	switch {
+	case strings.HasPrefix(f.Name, "article"), strings.HasPrefix(f.Name, "comment"):
+		if err := need(f, ctx, admin.ScopeContent, true); err != nil {
+			return nil, err
+		}
+		return s.contentMutation(ctx, f)
 	case strings.HasPrefix(f.Name, "collection"):
 		if err := need(f, ctx, admin.ScopeProducts, true); err != nil {
 			return nil, err
@@ -320,10 +352,14 @@ func humanize(s string) string {
 	return string(r)
 }
 
-// window is the records.Window a connection's page reads in id order:
-// forward from its cursor's id, or back from it (the list's end without
-// one); the records come back in id order either way.
-func window(p graphql.Page) records.Window {
+// window is the records.Window a connection's page reads of a list in
+// ascending id order: forward from its cursor's id, or back from it (the
+// list's end without one); the records come back in list order either way.
+func window(p graphql.Page) records.Window { return windowOf(p, "~") }
+
+// windowOf is window for a list whose end lies beyond key end ("~" for an
+// ascending list, "0" for a descending one).
+func windowOf(p graphql.Page, end string) records.Window {
 	key := p.After
 	if p.Back {
 		key = p.Before
@@ -335,7 +371,7 @@ func window(p graphql.Page) records.Window {
 		}
 		return w
 	}
-	w := records.Window{Limit: p.Limit, Cursor: records.Cursor{Key: "~", Back: true}}
+	w := records.Window{Limit: p.Limit, Cursor: records.Cursor{Key: end, Back: true}}
 	if key > 0 {
 		w.Cursor.Key = records.IDSK(key)
 	}

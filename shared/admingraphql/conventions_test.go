@@ -140,6 +140,11 @@ func TestRequestsAndIntrospection(t *testing.T) {
 		if !strings.Contains(string(res.Body), `"myshopifyDomain":"demo-shop.example.com"`) {
 			t.Errorf("raw query: %s", res.Body)
 		}
+		for _, body := range []string{`null`, `[]`, `{}`, `{"query": ""}`, `{"query": 5}`, `{"query": "{ shop { name } }", "variables": 1}`,
+			`{"query": "{ shop\u0001 { name } }"}`, `{"query": "{ shop { name } }", "operationName": "a\nb"}`} {
+			e.DoWith(http.Header{"X-Shopify-Access-Token": {apitest.DemoToken}, "Content-Type": {"application/json"}}, "POST",
+				"/admin/api/2026-07/graphql.json", body).Expect(t, 400)
+		}
 		ans := gql(t, e, apitest.DemoToken, `{ shop { name `, nil)
 		if dig(ans, "data") != nil || dig(ans, "errors", 0, "locations", 0, "line") != 1.0 {
 			t.Errorf("syntax error: %v", ans)

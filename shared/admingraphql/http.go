@@ -8,6 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/graphql"
@@ -52,6 +55,9 @@ func (h handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/graphql" {
 		req.Query = string(body)
 	} else {
+		if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
+			return admin.BadParam("query", "Required parameter missing or invalid: the body must be a JSON object with query, variables and operationName")
+		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.UseNumber()
 		if err := dec.Decode(&req); err != nil {
@@ -60,6 +66,9 @@ func (h handler) serve(w http.ResponseWriter, r *http.Request) error {
 		for k, v := range req.Variables {
 			req.Variables[k] = numbers(v)
 		}
+	}
+	if err := checkRequest(&req); err != nil {
+		return err
 	}
 	ans, err := h.Execute(r.Context(), &req)
 	if err != nil {
@@ -91,4 +100,25 @@ func numbers(v any) any {
 		return v
 	}
 	return v
+}
+
+// checkRequest refuses, as a 400 naming the parameter, what is no GraphQL
+// request at all (docs/openapi.yaml): no query, one longer than
+// graphql.MaxQueryLength or holding control characters (a GraphQL
+// document has none but tab and line breaks), an operationName with any.
+func checkRequest(req *graphql.Request) error {
+	bad := func(r rune, lines bool) bool {
+		return r < 0x20 && !(lines && (r == '\t' || r == '\n' || r == '\r')) || r >= 0x7f && r <= 0x9f
+	}
+	switch {
+	case req.Query == "":
+		return admin.BadParam("query", "Required parameter missing or invalid")
+	case utf8.RuneCountInString(req.Query) > graphql.MaxQueryLength:
+		return admin.BadParam("query", "is longer than "+strconv.Itoa(graphql.MaxQueryLength)+" characters")
+	case strings.IndexFunc(req.Query, func(r rune) bool { return bad(r, true) }) >= 0:
+		return admin.BadParam("query", "must not contain control characters")
+	case utf8.RuneCountInString(req.OperationName) > 255 || strings.IndexFunc(req.OperationName, func(r rune) bool { return bad(r, false) }) >= 0:
+		return admin.BadParam("operationName", "must be a name of at most 255 characters")
+	}
+	return nil
 }

@@ -118,6 +118,25 @@ func (s Service) Get(ctx context.Context, blogID, id int64) (Article, error) {
 	return *a, nil
 }
 
+// Find returns the article id, of whichever blog (GraphQL's article(id:)
+// names no blog).
+func (s Service) Find(ctx context.Context, id int64) (Article, error) {
+	a, err := Lookup(ctx, s.Store, id)
+	if err != nil {
+		return Article{}, err
+	}
+	return *a, nil
+}
+
+// Blog returns the seeded blog id.
+func (s Service) Blog(ctx context.Context, id int64) (Blog, error) {
+	b, err := LookupBlog(ctx, s.Store, id)
+	if err != nil {
+		return Blog{}, err
+	}
+	return *b, nil
+}
+
 // Create adds an article to the blog: the article, its handle claim, the
 // blog's count, author and tag counters, image chunks, metafields and an
 // Article event in one transaction.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -76,7 +77,7 @@ func (s *Schema) Prepare(req *Request) (*Prepared, []*Error) {
 	if req.Query == "" {
 		return nil, []*Error{Errorf("BAD_REQUEST", "No query string was present")}
 	}
-	if len(req.Query) > MaxQueryLength {
+	if utf8.RuneCountInString(req.Query) > MaxQueryLength {
 		return nil, []*Error{Errorf("BAD_REQUEST", "The query is longer than %d characters", MaxQueryLength)}
 	}
 	doc, perr := parser.ParseQuery(&ast.Source{Name: "query", Input: req.Query})

@@ -1,0 +1,63 @@
+package admingraphql_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/storeadmin/adminapi/shared/apitest"
+)
+
+// An article made by GraphQL in the seeded blog is read by REST; a comment
+// made by REST is moderated by GraphQL; the events log shows both, newest
+// last, through GraphQL.
+func TestContentBothWays(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		made := gql(t, e, apitest.DemoToken, `mutation($a: ArticleCreateInput!) { articleCreate(article: $a) {
+			article { id title handle author { name } tags isPublished blog { title handle } } userErrors { field message code } } }`,
+			map[string]any{"a": map[string]any{"blogId": "gid://shopify/Blog/241253187", "title": "GraphQL news", "body": "<p>n</p>",
+				"author": map[string]any{"name": "Ann"}, "tags": []string{"a", "b"}}})
+		a := dig(made, "data", "articleCreate", "article")
+		if dig(a, "handle") != "graphql-news" || dig(a, "author", "name") != "Ann" || fmt.Sprint(dig(a, "tags")) != "[a b]" || dig(a, "blog", "title") != "News" {
+			t.Fatalf("articleCreate: %v", made)
+		}
+		id := strings.TrimPrefix(dig(a, "id").(string), "gid://shopify/Article/")
+		rest := e.Do("GET", "/web/blogs/241253187/articles/"+id+".json", nil).Expect(t, 200).Object(t, "article")
+		if rest["title"] != "GraphQL news" || rest["body_html"] != "<p>n</p>" {
+			t.Errorf("REST reads %v", rest)
+		}
+		noBlog := gql(t, e, apitest.DemoToken, `mutation { articleCreate(article: {title: "x", author: {name: "A"}}) { article { id } userErrors { code } } }`, nil)
+		if dig(noBlog, "data", "articleCreate", "userErrors", 0, "code") != "BLOG_REFERENCE_REQUIRED" {
+			t.Errorf("no blog: %v", noBlog)
+		}
+
+		c := e.Do("POST", "/web/comments.json", map[string]any{"comment": map[string]any{"body": "Nice", "author": "Bo", "email": "bo@example.com",
+			"blog_id": 241253187, "article_id": rest["id"]}}).Expect(t, 201).Object(t, "comment")
+		cid := fmt.Sprintf("gid://shopify/Comment/%.0f", c["id"])
+		spam := gql(t, e, apitest.DemoToken, `mutation($id: ID!) { commentSpam(id: $id) { comment { status author { name } article { title } } userErrors { message } } }`, map[string]any{"id": cid})
+		if dig(spam, "data", "commentSpam", "comment", "status") != "SPAM" || dig(spam, "data", "commentSpam", "comment", "article", "title") != "GraphQL news" {
+			t.Errorf("commentSpam: %v", spam)
+		}
+		if s := e.Do("GET", fmt.Sprintf("/web/comments/%.0f.json", c["id"]), nil).Expect(t, 200).Object(t, "comment")["status"]; s != "spam" {
+			t.Errorf("REST reads status %v", s)
+		}
+		list := gql(t, e, apitest.DemoToken, `query($id: ID!) { article(id: $id) { commentsCount { count } comments(first: 5, query: "status:spam") { nodes { body } } } }`, map[string]any{"id": dig(a, "id")})
+		if dig(list, "data", "article", "commentsCount", "count") != 1.0 || dig(list, "data", "article", "comments", "nodes", 0, "body") != "Nice" {
+			t.Errorf("article comments: %v", list)
+		}
+
+		evs := gql(t, e, apitest.DemoToken, `{ events(last: 5, query: "subject_type:article") { nodes { __typename ... on BasicEvent { action subjectType message } } } eventsCount { count } }`, nil)
+		nodes, _ := dig(evs, "data", "events", "nodes").([]any)
+		if len(nodes) == 0 || dig(nodes[len(nodes)-1], "subjectType") != "ARTICLE" || dig(nodes[len(nodes)-1], "__typename") != "BasicEvent" {
+			t.Errorf("events: %v", evs)
+		}
+		first := gql(t, e, apitest.DemoToken, `{ events(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }`, nil)
+		next := gql(t, e, apitest.DemoToken, `query($c: String) { events(first: 1, after: $c) { nodes { id } } }`,
+			map[string]any{"c": dig(first, "data", "events", "pageInfo", "endCursor")})
+		a1, _ := dig(first, "data", "events", "nodes", 0, "id").(string)
+		a2, _ := dig(next, "data", "events", "nodes", 0, "id").(string)
+		if dig(first, "data", "events", "pageInfo", "hasNextPage") != true || a1 == "" || a2 == "" || len(a2) < len(a1) || (len(a2) == len(a1) && a2 <= a1) {
+			t.Errorf("events in id order: %s then %s (%v, %v)", a1, a2, first, next)
+		}
+	}, groups...)
+}
