@@ -246,7 +246,9 @@ func (s Service) commentList(ctx context.Context, f *graphql.Field, filter comme
 		return nil, graphql.Errorf("BAD_REQUEST", "query: %v", err)
 	}
 	return listOf(f, "", "CommentConnection", nil,
-		func(w records.Window) ([]comments.Comment, records.Span, error) { return s.Comments.List(ctx, &filter, 0, w) },
+		func(w records.Window) ([]comments.Comment, records.Span, error) {
+			return s.Comments.List(ctx, &filter, 0, w)
+		},
 		func(c comments.Comment) graphql.Object { return commentObj{c, s} }, func(c comments.Comment) int64 { return c.ID })
 }
 

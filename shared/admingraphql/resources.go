@@ -77,7 +77,9 @@ func (s Service) redirectQuery(ctx context.Context, f *graphql.Field) (any, erro
 	}
 	filter := redirects.Filter{Path: v.Get("path"), Target: v.Get("target")}
 	return listOf(f, "urlRedirectsCount", "UrlRedirectConnection", func() (int, error) { return s.Redirects.Count(ctx, filter) },
-		func(w records.Window) ([]redirects.Redirect, records.Span, error) { return s.Redirects.List(ctx, filter, 0, w) },
+		func(w records.Window) ([]redirects.Redirect, records.Span, error) {
+			return s.Redirects.List(ctx, filter, 0, w)
+		},
 		func(r redirects.Redirect) graphql.Object { return redirectObj(r) }, func(r redirects.Redirect) int64 { return r.ID })
 }
 
@@ -228,7 +230,9 @@ func (s Service) webhookQuery(ctx context.Context, f *graphql.Field) (any, error
 		return nil, graphql.Errorf("BAD_REQUEST", "format: filtering subscriptions by format is not served (docs/graphql.md)")
 	}
 	return listOf(f, "webhookSubscriptionsCount", "WebhookSubscriptionConnection", func() (int, error) { return s.Webhooks.Count(ctx, filter) },
-		func(w records.Window) ([]webhooks.Webhook, records.Span, error) { return s.Webhooks.List(ctx, filter, 0, w) },
+		func(w records.Window) ([]webhooks.Webhook, records.Span, error) {
+			return s.Webhooks.List(ctx, filter, 0, w)
+		},
 		func(w webhooks.Webhook) graphql.Object { return webhookObj(w) }, func(w webhooks.Webhook) int64 { return w.ID })
 }
 
@@ -336,7 +340,9 @@ func (s Service) scriptTagQuery(ctx context.Context, f *graphql.Field) (any, err
 		return nil, graphql.Errorf("BAD_REQUEST", "query: %v", err)
 	}
 	return listOf(f, "", "ScriptTagConnection", nil,
-		func(w records.Window) ([]scripttags.ScriptTag, records.Span, error) { return s.ScriptTags.List(ctx, filter, 0, w) },
+		func(w records.Window) ([]scripttags.ScriptTag, records.Span, error) {
+			return s.ScriptTags.List(ctx, filter, 0, w)
+		},
 		func(t scripttags.ScriptTag) graphql.Object { return scriptTagObj(t) }, func(t scripttags.ScriptTag) int64 { return t.ID })
 }
 
