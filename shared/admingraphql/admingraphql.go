@@ -10,6 +10,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"net/url"
 	"sort"
 	"strings"
 	"unicode"
@@ -385,6 +386,43 @@ func connection[T any](typ string, p graphql.Page, recs []T, span records.Span, 
 		nodes[i], ids[i] = obj(r), id(r)
 	}
 	return graphql.NewConnection(typ, p, nodes, ids, span.Before, span.After)
+}
+
+// listOf answers a list field: its count when the field is a count
+// (countField), else the page it asks for as a connection of typ, in id
+// order.
+func listOf[T any](f *graphql.Field, countField, typ string, count func() (int, error),
+	read func(records.Window) ([]T, records.Span, error), obj func(T) graphql.Object, id func(T) int64) (any, error) {
+	if f.Name == countField {
+		n, err := count()
+		if err != nil {
+			return nil, err
+		}
+		return graphql.Count(n), nil
+	}
+	if err := sortByID(f); err != nil {
+		return nil, err
+	}
+	p, err := graphql.PageArgs(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	recs, span, err := read(window(p))
+	if err != nil {
+		return nil, err
+	}
+	return connection(typ, p, recs, span, obj, id), nil
+}
+
+// searchArg reads a list's query: argument as the REST list's filters
+// (graphql.RESTFilters) of the names allowed.
+func searchArg(f *graphql.Field, allowed ...string) (url.Values, error) {
+	q, _ := f.Args["query"].(string)
+	terms, err := graphql.ParseSearch(q)
+	if err != nil {
+		return nil, err
+	}
+	return graphql.RESTFilters(terms, allowed...)
 }
 
 // idArg reads a global id argument of typ.

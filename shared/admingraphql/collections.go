@@ -102,11 +102,7 @@ func (s Service) collection(ctx context.Context, id int64) (graphql.Object, erro
 // collectionFilter reads a collections query: title, handle, updated_at,
 // published_at, published_status and collection_type (custom or smart).
 func collectionFilter(ctx context.Context, q string) (*collection.Filter, string, error) {
-	terms, err := graphql.ParseSearch(q)
-	if err != nil {
-		return nil, "", err
-	}
-	v, err := graphql.RESTFilters(terms, "title", "handle", "updated_at", "published_at", "published_status", "collection_type")
+	v, err := searchArg(&graphql.Field{Args: map[string]any{"query": q}}, "title", "handle", "updated_at", "published_at", "published_status", "collection_type")
 	if err != nil {
 		return nil, "", err
 	}

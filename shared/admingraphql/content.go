@@ -11,6 +11,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
 // articleObj is an Article; its blog and comments are read when selected.
@@ -228,12 +229,7 @@ func (s Service) contentQuery(ctx context.Context, f *graphql.Field) (any, error
 // commentList reads a comments connection: query takes status,
 // created_at, updated_at and published_at, as the REST list.
 func (s Service) commentList(ctx context.Context, f *graphql.Field, filter comments.Filter) (any, error) {
-	q, _ := f.Args["query"].(string)
-	terms, err := graphql.ParseSearch(q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := graphql.RESTFilters(terms, "status", "created_at", "updated_at", "published_at")
+	v, err := searchArg(f, "status", "created_at", "updated_at", "published_at")
 	if err != nil {
 		return nil, err
 	}
@@ -249,19 +245,11 @@ func (s Service) commentList(ctx context.Context, f *graphql.Field, filter comme
 	if filter.PublishedAt, err = dates.ParseRange(v, "published_at", loc); err != nil {
 		return nil, graphql.Errorf("BAD_REQUEST", "query: %v", err)
 	}
-	if err := sortByID(f); err != nil {
-		return nil, err
-	}
-	p, err := graphql.PageArgs(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	list, span, err := s.Comments.List(ctx, &filter, 0, window(p))
-	if err != nil {
-		return nil, err
-	}
-	return connection("CommentConnection", p, list, span, func(c comments.Comment) graphql.Object { return commentObj{c, s} },
-		func(c comments.Comment) int64 { return c.ID }), nil
+	return listOf(f, "", "CommentConnection", nil,
+		func(w records.Window) ([]comments.Comment, records.Span, error) {
+			return s.Comments.List(ctx, &filter, 0, w)
+		},
+		func(c comments.Comment) graphql.Object { return commentObj{c, s} }, func(c comments.Comment) int64 { return c.ID })
 }
 
 func contains(list []string, s string) bool {
@@ -285,12 +273,7 @@ func (s Service) eventQuery(ctx context.Context, f *graphql.Field) (any, error) 
 		}
 		return eventObj(ev), nil
 	}
-	q, _ := f.Args["query"].(string)
-	terms, err := graphql.ParseSearch(q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := graphql.RESTFilters(terms, "created_at", "subject_type", "action")
+	v, err := searchArg(f, "created_at", "subject_type", "action")
 	if err != nil {
 		return nil, err
 	}

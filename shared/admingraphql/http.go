@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -43,13 +41,9 @@ func Routes(d *platform.Deps) []httpapi.Route {
 // application/graphql, a bare query, and answers 200 with the data, the
 // errors and the cost, as Shopify's clients read it.
 func (h handler) serve(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return admin.Errorf(admin.ETOOLARGE, "Request body too large")
-		}
-		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+		return err
 	}
 	var req graphql.Request
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/graphql" {

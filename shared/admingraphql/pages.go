@@ -8,6 +8,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/publishing"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
 // pageObj is a Page.
@@ -80,56 +81,31 @@ func (s Service) pageQuery(ctx context.Context, f *graphql.Field) (any, error) {
 		}
 		p, err := s.Pages.Get(ctx, id)
 		return found(pageObj(p), err)
-	case "pagesCount":
-		filter, err := pageFilter(ctx, "")
-		if err != nil {
-			return nil, err
-		}
-		n, err := s.Pages.Count(ctx, filter)
-		if err != nil {
-			return nil, err
-		}
-		return graphql.Count(n), nil
 	}
 	if err := noSavedSearch(f); err != nil {
 		return nil, err
 	}
-	if err := sortByID(f); err != nil {
-		return nil, err
-	}
-	p, err := graphql.PageArgs(f.Args)
+	filter, err := pageFilter(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	q, _ := f.Args["query"].(string)
-	filter, err := pageFilter(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	list, span, err := s.Pages.List(ctx, filter, 0, window(p))
-	if err != nil {
-		return nil, err
-	}
-	return connection("PageConnection", p, list, span, func(p pages.Page) graphql.Object { return pageObj(p) },
-		func(p pages.Page) int64 { return p.ID }), nil
+	return listOf(f, "pagesCount", "PageConnection", func() (int, error) { return s.Pages.Count(ctx, filter) },
+		func(w records.Window) ([]pages.Page, records.Span, error) { return s.Pages.List(ctx, filter, 0, w) },
+		func(p pages.Page) graphql.Object { return pageObj(p) }, func(p pages.Page) int64 { return p.ID })
 }
 
 // pageFilter reads a pages query: title, handle, created_at, updated_at,
 // published_at and published_status, as the REST list's filters.
-func pageFilter(ctx context.Context, q string) (pages.Filter, error) {
-	terms, err := graphql.ParseSearch(q)
+func pageFilter(ctx context.Context, f *graphql.Field) (pages.Filter, error) {
+	v, err := searchArg(f, "title", "handle", "created_at", "updated_at", "published_at", "published_status")
 	if err != nil {
 		return pages.Filter{}, err
 	}
-	v, err := graphql.RESTFilters(terms, "title", "handle", "created_at", "updated_at", "published_at", "published_status")
-	if err != nil {
-		return pages.Filter{}, err
-	}
-	f := pages.Filter{Title: v.Get("title"), Handle: v.Get("handle")}
-	if f.Filter, err = publishing.ParseFilter(v, admin.ShopFrom(ctx).Location()); err != nil {
+	pf := pages.Filter{Title: v.Get("title"), Handle: v.Get("handle")}
+	if pf.Filter, err = publishing.ParseFilter(v, admin.ShopFrom(ctx).Location()); err != nil {
 		return pages.Filter{}, graphql.Errorf("BAD_REQUEST", "query: %v", err)
 	}
-	return f, nil
+	return pf, nil
 }
 
 // pageInput is a PageCreateInput or PageUpdateInput as the REST input.

@@ -7,6 +7,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/webhooks"
@@ -70,36 +71,16 @@ func (s Service) redirectQuery(ctx context.Context, f *graphql.Field) (any, erro
 	if err := noSavedSearch(f); err != nil {
 		return nil, err
 	}
-	q, _ := f.Args["query"].(string)
-	terms, err := graphql.ParseSearch(q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := graphql.RESTFilters(terms, "path", "target")
+	v, err := searchArg(f, "path", "target")
 	if err != nil {
 		return nil, err
 	}
 	filter := redirects.Filter{Path: v.Get("path"), Target: v.Get("target")}
-	if f.Name == "urlRedirectsCount" {
-		n, err := s.Redirects.Count(ctx, filter)
-		if err != nil {
-			return nil, err
-		}
-		return graphql.Count(n), nil
-	}
-	if err := sortByID(f); err != nil {
-		return nil, err
-	}
-	p, err := graphql.PageArgs(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	list, span, err := s.Redirects.List(ctx, filter, 0, window(p))
-	if err != nil {
-		return nil, err
-	}
-	return connection("UrlRedirectConnection", p, list, span, func(r redirects.Redirect) graphql.Object { return redirectObj(r) },
-		func(r redirects.Redirect) int64 { return r.ID }), nil
+	return listOf(f, "urlRedirectsCount", "UrlRedirectConnection", func() (int, error) { return s.Redirects.Count(ctx, filter) },
+		func(w records.Window) ([]redirects.Redirect, records.Span, error) {
+			return s.Redirects.List(ctx, filter, 0, w)
+		},
+		func(r redirects.Redirect) graphql.Object { return redirectObj(r) }, func(r redirects.Redirect) int64 { return r.ID })
 }
 
 func redirectInput(m map[string]any) *redirects.Input {
@@ -223,12 +204,7 @@ func (s Service) webhookQuery(ctx context.Context, f *graphql.Field) (any, error
 		}
 		return webhookObj(*w), nil
 	}
-	q, _ := f.Args["query"].(string)
-	terms, err := graphql.ParseSearch(q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := graphql.RESTFilters(terms, "topic", "created_at", "updated_at")
+	v, err := searchArg(f, "topic", "created_at", "updated_at")
 	if err != nil {
 		return nil, err
 	}
@@ -250,35 +226,14 @@ func (s Service) webhookQuery(ctx context.Context, f *graphql.Field) (any, error
 	} else if len(topics) > 1 {
 		return nil, graphql.Errorf("BAD_REQUEST", "topics: give at most one topic here (docs/graphql.md)")
 	}
-	if f.Name == "webhookSubscriptionsCount" {
-		n, err := s.Webhooks.Count(ctx, filter)
-		if err != nil {
-			return nil, err
-		}
-		return graphql.Count(n), nil
+	if f.Args["format"] != nil {
+		return nil, graphql.Errorf("BAD_REQUEST", "format: filtering subscriptions by format is not served (docs/graphql.md)")
 	}
-	if err := sortByID(f); err != nil {
-		return nil, err
-	}
-	p, err := graphql.PageArgs(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	list, span, err := s.Webhooks.List(ctx, filter, 0, window(p))
-	if err != nil {
-		return nil, err
-	}
-	if format, _ := f.Args["format"].(string); format != "" {
-		kept := list[:0]
-		for _, w := range list {
-			if strings.EqualFold(w.Format, format) {
-				kept = append(kept, w)
-			}
-		}
-		list = kept
-	}
-	return connection("WebhookSubscriptionConnection", p, list, span, func(w webhooks.Webhook) graphql.Object { return webhookObj(w) },
-		func(w webhooks.Webhook) int64 { return w.ID }), nil
+	return listOf(f, "webhookSubscriptionsCount", "WebhookSubscriptionConnection", func() (int, error) { return s.Webhooks.Count(ctx, filter) },
+		func(w records.Window) ([]webhooks.Webhook, records.Span, error) {
+			return s.Webhooks.List(ctx, filter, 0, w)
+		},
+		func(w webhooks.Webhook) graphql.Object { return webhookObj(w) }, func(w webhooks.Webhook) int64 { return w.ID })
 }
 
 func webhookInput(m map[string]any, topic string) *webhooks.Input {
@@ -373,12 +328,7 @@ func (s Service) scriptTagQuery(ctx context.Context, f *graphql.Field) (any, err
 		t, err := s.ScriptTags.Get(ctx, id)
 		return found(scriptTagObj(t), err)
 	}
-	q, _ := f.Args["query"].(string)
-	terms, err := graphql.ParseSearch(q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := graphql.RESTFilters(terms, "src", "created_at", "updated_at")
+	v, err := searchArg(f, "src", "created_at", "updated_at")
 	if err != nil {
 		return nil, err
 	}
@@ -389,16 +339,11 @@ func (s Service) scriptTagQuery(ctx context.Context, f *graphql.Field) (any, err
 	if filter.Stamps, err = dates.ParseStamps(v, admin.ShopFrom(ctx).Location()); err != nil {
 		return nil, graphql.Errorf("BAD_REQUEST", "query: %v", err)
 	}
-	p, err := graphql.PageArgs(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	list, span, err := s.ScriptTags.List(ctx, filter, 0, window(p))
-	if err != nil {
-		return nil, err
-	}
-	return connection("ScriptTagConnection", p, list, span, func(t scripttags.ScriptTag) graphql.Object { return scriptTagObj(t) },
-		func(t scripttags.ScriptTag) int64 { return t.ID }), nil
+	return listOf(f, "", "ScriptTagConnection", nil,
+		func(w records.Window) ([]scripttags.ScriptTag, records.Span, error) {
+			return s.ScriptTags.List(ctx, filter, 0, w)
+		},
+		func(t scripttags.ScriptTag) graphql.Object { return scriptTagObj(t) }, func(t scripttags.ScriptTag) int64 { return t.ID })
 }
 
 // scriptTagInput is a ScriptTagInput as the REST input: GraphQL has no

@@ -347,13 +347,17 @@ func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
 	if cfg.ThemeImportQueueURL != "" {
 		d.ThemeImports = sqs(cfg.SQSEndpoint, cfg.ThemeImportQueueURL)
 	}
+	points := ratelimit.DefaultPoints
+	if cfg.PointsMax > 0 {
+		points = ratelimit.PointsPlan{Max: cfg.PointsMax, Rate: cfg.PointsRate}
+	}
 	switch cfg.RateLimit {
 	case "shared":
 		d.Limiter = ratelimit.NewShared(st, clk.Now)
-		d.Points = &ratelimit.SharedPoints{Store: st, Now: clk.Now, Plan: ratelimit.DefaultPoints}
+		d.Points = &ratelimit.SharedPoints{Store: st, Now: clk.Now, Plan: points}
 	case "memory":
 		d.Limiter = &ratelimit.Memory{Now: clk.Now}
-		d.Points = &ratelimit.MemoryPoints{Now: clk.Now, Plan: ratelimit.DefaultPoints}
+		d.Points = &ratelimit.MemoryPoints{Now: clk.Now, Plan: points}
 	}
 	return d, nil
 }

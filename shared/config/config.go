@@ -81,6 +81,10 @@ type Config struct {
 	// tokens OAuth issues (shared/oauth); the template gives the OAuth
 	// function one from Secrets Manager. Without it, a key in the store.
 	OAuthTokenKey []byte
+	// PointsMax and PointsRate (GRAPHQL_POINTS, "max/rate", such as
+	// "60/10") size each app's GraphQL cost bucket; 0: Shopify's standard
+	// plan (ratelimit.DefaultPoints). For tests of a client's pacing.
+	PointsMax, PointsRate float64
 }
 
 // FromEnv reads the configuration; defaults suit the local runner, and
@@ -193,6 +197,15 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("config: OAUTH_TOKEN_KEY must have at least 32 random characters")
 		}
 		c.OAuthTokenKey = []byte(s)
+	}
+	if v := os.Getenv("GRAPHQL_POINTS"); v != "" {
+		maxS, rateS, _ := strings.Cut(v, "/")
+		m, err1 := strconv.ParseFloat(maxS, 64)
+		r, err2 := strconv.ParseFloat(rateS, 64)
+		if err1 != nil || err2 != nil || !(m >= 1 && m <= 1e6) || !(r > 0 && r <= 1e6) {
+			return c, fmt.Errorf("config: GRAPHQL_POINTS %q is not max/rate, such as 2000/100", v)
+		}
+		c.PointsMax, c.PointsRate = m, r
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("config: LOG_LEVEL: %w", err)

@@ -80,3 +80,21 @@ func TestOwnerAndTokenKey(t *testing.T) {
 		}
 	}
 }
+
+// GRAPHQL_POINTS sizes the GraphQL bucket; anything but max/rate stops
+// start-up.
+func TestGraphQLPoints(t *testing.T) {
+	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "")
+	for v, want := range map[string][2]float64{"": {0, 0}, "60/10": {60, 10}, "2000/100": {2000, 100}} {
+		t.Setenv("GRAPHQL_POINTS", v)
+		if cfg, err := FromEnv(); err != nil || cfg.PointsMax != want[0] || cfg.PointsRate != want[1] {
+			t.Errorf("GRAPHQL_POINTS=%q: %v %v, %v", v, cfg.PointsMax, cfg.PointsRate, err)
+		}
+	}
+	for _, v := range []string{"60", "0/10", "60/0", "a/b", "60/-1"} {
+		t.Setenv("GRAPHQL_POINTS", v)
+		if _, err := FromEnv(); err == nil {
+			t.Errorf("GRAPHQL_POINTS=%q accepted", v)
+		}
+	}
+}

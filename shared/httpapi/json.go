@@ -22,13 +22,9 @@ const missingWrapper = "Required parameter missing or invalid"
 // a field of the wrong JSON type is 422 naming the field, an oversized body
 // is 413. Unknown fields are ignored.
 func Decode(r *http.Request, wrapper string, dst any) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := ReadBody(r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return errTooLarge
-		}
-		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+		return err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
@@ -42,6 +38,20 @@ func Decode(r *http.Request, wrapper string, dst any) error {
 		return &admin.Error{Code: admin.EBADREQUEST, Plain: map[string]string{wrapper: missingWrapper}}
 	}
 	return DecodeObject(raw, dst)
+}
+
+// ReadBody reads a request's body whole: over the route's cap it is 413,
+// a connection that breaks is 400.
+func ReadBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errTooLarge
+		}
+		return nil, admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+	}
+	return body, nil
 }
 
 // IgnoredBody reads the body of a route that takes none (the comment

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 
@@ -139,13 +138,9 @@ func (h handler) decline(w http.ResponseWriter, r *http.Request) error {
 // is no JSON object is read as a form whatever its Content-Type says).
 func (h handler) exchange(w http.ResponseWriter, r *http.Request) error {
 	var in ExchangeInput
-	body, err := io.ReadAll(r.Body)
+	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return admin.Errorf(admin.ETOOLARGE, "Request body too large")
-		}
-		return admin.Errorf(admin.EBADREQUEST, "could not read the request body")
+		return err
 	}
 	if body = bytes.TrimSpace(body); len(body) > 0 && body[0] == '{' {
 		if err := httpapi.DecodeObject(body, &in); err != nil {
