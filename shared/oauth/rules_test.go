@@ -123,7 +123,7 @@ func TestOnlineTokensBounded(t *testing.T) {
 	for i := range MaxOnline {
 		rec.Online = append(rec.Online, admin.OnlineToken{Hash: "h" + strconv.Itoa(i), ExpiresAt: now.Unix() + 60})
 	}
-	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, nil, now)
+	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, nil, now, false)
 	if len(rec.Online) != MaxOnline || rec.Online[0].Hash != "h1" || !strings.HasPrefix(tok.AccessToken, "shpua_") {
 		t.Fatalf("online tokens %d, first %v", len(rec.Online), rec.Online[0])
 	}
