@@ -118,7 +118,7 @@ func Derived(key []byte, kind string, appID int64, nonce string, gen int) string
 
 // SessionClaims are a session token's claims, as App Bridge's.
 type SessionClaims struct {
-	Iss string `json:"iss"`
+	Iss  string `json:"iss"`
 	Dest string `json:"dest"`
 	Aud  string `json:"aud"`
 	Sub  string `json:"sub"`
