@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -54,19 +53,19 @@ type Error struct {
 func (e *Error) Error() string { return e.Code + ": " + e.Description }
 
 func invalidRequest(field, msg string) *Error {
-	return &Error{http.StatusBadRequest, "invalid_request", field + " " + msg}
+	return &Error{400, "invalid_request", field + " " + msg}
 }
 
 func invalidGrant(msg string) *Error {
-	return &Error{http.StatusBadRequest, "invalid_grant", "refresh_token " + msg}
+	return &Error{400, "invalid_grant", "refresh_token " + msg}
 }
 
 func invalidSubject(msg string) *Error {
-	return &Error{http.StatusBadRequest, "invalid_subject_token", "subject_token " + msg}
+	return &Error{400, "invalid_subject_token", "subject_token " + msg}
 }
 
 func invalidClient(field, msg string) *Error {
-	return &Error{http.StatusUnauthorized, "invalid_client", field + " " + msg}
+	return &Error{401, "invalid_client", field + " " + msg}
 }
 
 // Flag is the expiring parameter read: Set for 1, Bad for a value that

@@ -699,3 +699,23 @@ func AccessScopes(app *admin.App) []AccessScope {
 	}
 	return out
 }
+
+// MintSession is a session token of the app whose client_id is clientID
+// for the shop's user userID (0: its owner, the one user), as App Bridge
+// gives an embedded app's page: the local runner's stand-in
+// (POST /_local/session_token), never served in AWS. It is issued at the
+// app's clock (the machine's), which the exchange checks it against.
+func (s Service) MintSession(ctx context.Context, clientID string, userID int64) (string, SessionClaims, error) {
+	shop, app, err := s.shopAndApp(ctx, clientID)
+	if err != nil {
+		return "", SessionClaims{}, err
+	}
+	switch {
+	case userID == 0:
+		userID = shop.ID
+	case userID != shop.ID:
+		return "", SessionClaims{}, admin.BadParam("user_id", "is not a user of this shop: its one user is the owner, id "+strconv.FormatInt(shop.ID, 10))
+	}
+	c := NewSessionClaims(shop.Domain, app.APIKey, userID, s.AppClock.Now())
+	return SignSession(c, app.SharedSecret), c, nil
+}
