@@ -964,6 +964,28 @@ def test_webhook_hmac(base_url, token, secret):
 
 # ------------------------------------------------------------------- main
 
+def test_graphql():
+    """The library's GraphQL client (sends "variables": null and
+    "operationName": null when there are none) against the same shop: a
+    query, a mutation with variables read back by REST, a bad query's
+    errors on HTTP 200."""
+    gql = shopify.GraphQL()
+    ans = json.loads(gql.execute("{ shop { name } }"))
+    check(ans.get("data", {}).get("shop", {}).get("name") == "Demo Shop", "shop: %s" % ans)
+    check("cost" in ans.get("extensions", {}), "no cost extension: %s" % ans)
+    made = json.loads(gql.execute(
+        "mutation make($page: PageCreateInput!) { pageCreate(page: $page) { page { id title } userErrors { message } } }",
+        variables={"page": {"title": "Python GraphQL %s" % RUN}}, operation_name="make"))
+    gid = ((made.get("data") or {}).get("pageCreate") or {}).get("page", {}).get("id", "")
+    check(gid.startswith("gid://shopify/Page/"), "pageCreate: %s" % made)
+    if gid:
+        page = shopify.Page.find(int(gid.rsplit("/", 1)[1]))
+        check(page.title == "Python GraphQL %s" % RUN, "REST reads %s" % page.title)
+        page.destroy()
+    bad = json.loads(gql.execute("{ shop { nope } }"))
+    check("data" not in bad and "nope" in bad.get("errors", [{}])[0].get("message", ""), "bad query: %s" % bad)
+
+
 def main(argv):
     global current
     if len(argv) not in (3, 4):
@@ -999,6 +1021,7 @@ def main(argv):
         ("CustomerSavedSearch", test_customer_saved_searches),
         ("Address", test_customer_addresses),
         ("webhook HMAC", lambda: test_webhook_hmac(base_url, token, secret)),
+        ("GraphQL", test_graphql),
     ]
     only = set(filter(None, os.environ.get("ONLY", "").split(",")))  # ONLY=Page,Variant runs those
     for name, fn in tests:

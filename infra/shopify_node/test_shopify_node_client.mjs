@@ -37,7 +37,7 @@ globalThis.fetch = (input, init) => {
   return realFetch(input, init);
 };
 await import('@shopify/shopify-api/adapters/node');
-const {shopifyApi, ApiVersion, LogSeverity, HttpResponseError} = await import('@shopify/shopify-api');
+const {shopifyApi, ApiVersion, LogSeverity, HttpResponseError, GraphqlQueryError} = await import('@shopify/shopify-api');
 
 const VERSIONS = ['2024-10', '2026-07'];
 const SHOP = 'demo.myshopify.com';
@@ -517,6 +517,72 @@ async function uninstall(shopify) {
   await refused('a call with the uninstalled app\'s token', 401, () => client.get({path: 'script_tags'}));
 }
 
+// graphql drives the GraphQL Admin API with the library's own GraphQL
+// client (clients.Graphql) and with @shopify/admin-api-client, which it
+// is built on (createAdminApiClient, pinned by the library's lock file):
+// the query Shopify's app package sends, CRUD with variables, paging by
+// cursor, a page made by GraphQL read by REST, a bad query's errors, and
+// a mutation the read-only app may not make.
+async function graphql(shopify, session, R) {
+  current = 'GraphQL (clients.Graphql)';
+  const client = new shopify.clients.Graphql({session});
+  const shop = await call('shopifyAppShopName', () => client.request('query shopifyAppShopName { shop { name } }'));
+  check(shop?.data?.shop?.name === 'Demo Shop', `shop ${JSON.stringify(shop?.data)}`);
+  check(shop?.extensions?.cost?.throttleStatus?.maximumAvailable > 0, `cost ${JSON.stringify(shop?.extensions)}`);
+  const made = await call('pageCreate', () => client.request(
+    'mutation make($page: PageCreateInput!) { pageCreate(page: $page) { page { id title handle } userErrors { field message code } } }',
+    {variables: {page: {title: `GraphQL page ${RUN}`, body: '<p>g</p>'}}}));
+  const gid = made?.data?.pageCreate?.page?.id;
+  check(gid?.startsWith('gid://shopify/Page/'), `pageCreate ${JSON.stringify(made?.data)}`);
+  if (gid) {
+    const rest = await call('Page.find of a GraphQL page', () => R.Page.find({session, id: Number(gid.split('/').pop())}));
+    check(rest?.title === `GraphQL page ${RUN}` && rest?.body_html === '<p>g</p>', `REST reads ${JSON.stringify(rest)}`);
+    const upd = await call('pageUpdate', () => client.request(
+      'mutation($id: ID!, $page: PageUpdateInput!) { pageUpdate(id: $id, page: $page) { page { title } userErrors { message } } }',
+      {variables: {id: gid, page: {title: `GraphQL page ${RUN} changed`}}}));
+    check(upd?.data?.pageUpdate?.page?.title === `GraphQL page ${RUN} changed`, `pageUpdate ${JSON.stringify(upd?.data)}`);
+  }
+  const blank = await call('pageCreate with a blank title', () => client.request(
+    'mutation { pageCreate(page: {title: ""}) { page { id } userErrors { field message code } } }'));
+  check(blank?.data?.pageCreate?.userErrors?.[0]?.code === 'BLANK', `blank title ${JSON.stringify(blank?.data)}`);
+  let after = null;
+  let pages = 0;
+  for (let i = 0; i < 50; i++) {
+    const res = await call('pages by cursor', () => client.request(
+      'query($after: String) { pages(first: 1, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }',
+      {variables: {after}}));
+    const conn = res?.data?.pages;
+    if (!conn) break;
+    pages += conn.edges.length;
+    if (!conn.pageInfo.hasNextPage) break;
+    after = conn.pageInfo.endCursor;
+  }
+  check(pages >= 1, `paged over ${pages} pages`);
+  counted();
+  try {
+    await client.request('{ shop { nope } }');
+    fail('a bad query answered');
+  } catch (err) {
+    check(err instanceof GraphqlQueryError && err.message.includes('Cannot query field "nope"'), `a bad query: ${err?.name}: ${err?.message}`);
+  }
+  if (gid) {
+    const del = await call('pageDelete', () => client.request('mutation($id: ID!) { pageDelete(id: $id) { deletedPageId } }', {variables: {id: gid}}));
+    check(del?.data?.pageDelete?.deletedPageId === gid, `pageDelete ${JSON.stringify(del?.data)}`);
+  }
+
+  current = 'GraphQL (@shopify/admin-api-client)';
+  const {createAdminApiClient} = await import('@shopify/admin-api-client');
+  const admin = createAdminApiClient({storeDomain: host, apiVersion: version, accessToken: token});
+  const a = await call('createAdminApiClient().request', () => admin.request('query { shop { name myshopifyDomain } }'));
+  check(a?.data?.shop?.name === 'Demo Shop' && !a?.errors, `admin-api-client ${JSON.stringify(a)}`);
+  const bad = await call('admin-api-client, a bad query', () => admin.request('{ shop { nope } }'));
+  check(bad?.errors?.graphQLErrors?.[0]?.message?.includes('nope'), `bad query ${JSON.stringify(bad?.errors)}`);
+  const ro = createAdminApiClient({storeDomain: host, apiVersion: version, accessToken: readOnlyToken});
+  const denied = await call('admin-api-client, a mutation out of scope', () => ro.request('mutation { pageCreate(page: {title: "x"}) { page { id } } }'));
+  check(denied?.data?.pageCreate === null && denied?.errors?.graphQLErrors?.some((e) => e.extensions?.code === 'ACCESS_DENIED'),
+    `read-only app ${JSON.stringify(denied)}`);
+}
+
 // --------------------------------------------------------------- driver
 
 function config(apiVersion, restResources) {
@@ -581,6 +647,7 @@ for (const v of VERSIONS) {
   await metafieldsOf(R, session, 'customer_id', CUSTOMER_ID);
   await savedSearches(shopify, session);
   coverage(R, from);
+  if (v === VERSIONS[VERSIONS.length - 1]) await graphql(shopify, session, R);
   if (v === VERSIONS[VERSIONS.length - 1]) await uninstall(shopify);
   console.log(`${v}: ${tally[v].calls} library calls; ${tally[v].passed} checks passed, ${tally[v].failed} failed`);
   if (tally[v].failed) exit = 1;

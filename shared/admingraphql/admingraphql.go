@@ -15,12 +15,14 @@ import (
 	"unicode"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
+	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
@@ -29,6 +31,8 @@ var sdl string
 
 // Service holds the operations the resolvers call.
 type Service struct {
+	Custom     customcollections.Service
+	Smart      smartcollections.Service
 	Pages      pages.Service
 	Redirects  redirects.Service
 	Webhooks   webhooks.Service
@@ -37,7 +41,7 @@ type Service struct {
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
+	return Service{Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
 		ScriptTags: scripttags.NewService(d)}
 }
 
@@ -79,6 +83,11 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.pageQuery(ctx, f)
+	case "collection", "collectionByHandle", "collections", "collectionsCount":
+		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
+			return nil, err
+		}
+		return s.collectionQuery(ctx, f)
 	case "urlRedirect", "urlRedirects", "urlRedirectsCount":
 		if err := need(f, ctx, admin.ScopeContent, false); err != nil {
 			return nil, err
@@ -104,6 +113,11 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string) (graphq
 	}
 	var obj graphql.Object
 	switch typ {
+	case "Collection":
+		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
+			return nil, err
+		}
+		return s.collection(ctx, id)
 	case "Page":
 		if err := need(f, ctx, admin.ScopeContent, false); err != nil {
 			return nil, err
@@ -173,6 +187,11 @@ func (mutation) TypeName() string { return "Mutation" }
 func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	s := m.s
 	switch {
+	case strings.HasPrefix(f.Name, "collection"):
+		if err := need(f, ctx, admin.ScopeProducts, true); err != nil {
+			return nil, err
+		}
+		return s.collectionMutation(ctx, f)
 	case strings.HasPrefix(f.Name, "page"):
 		if err := need(f, ctx, admin.ScopeContent, true); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 )
 
-var groups = []api.Group{api.GraphQL, api.Pages, api.Redirects, api.Webhooks, api.Events, api.ScriptTags}
+var groups = []api.Group{api.GraphQL, api.Pages, api.Redirects, api.Webhooks, api.Events, api.ScriptTags, api.Collections}
 
 // gql posts a query with variables as Shopify's clients do, at a versioned
 // path, and returns the decoded answer.
@@ -79,5 +80,47 @@ func TestPagesBothWays(t *testing.T) {
 		if dig(cost, "requestedQueryCost") != 1.0 || dig(cost, "actualQueryCost") != 1.0 || dig(cost, "throttleStatus") == nil {
 			t.Errorf("cost %v", cost)
 		}
+	}, groups...)
+}
+
+// Custom and smart collections are one Collection type: a ruleSet makes a
+// smart one, which REST serves as such; lists and counts hold both kinds
+// in id order; a bad rule is REST's message as a user error.
+func TestCollectionsBothKinds(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		smart := gql(t, e, apitest.DemoToken, `mutation { collectionCreate(input: {title: "Apple things", ruleSet: {appliedDisjunctively: false, rules: [{column: VENDOR, relation: EQUALS, condition: "Apple"}]}}) {
+			collection { id ruleSet { appliedDisjunctively rules { column relation condition } } productsCount { count } } userErrors { field message } } }`, nil)
+		c := dig(smart, "data", "collectionCreate", "collection")
+		if dig(c, "ruleSet", "rules", 0, "column") != "VENDOR" || dig(c, "ruleSet", "rules", 0, "condition") != "Apple" {
+			t.Fatalf("smart collectionCreate: %v", smart)
+		}
+		id := strings.TrimPrefix(dig(c, "id").(string), "gid://shopify/Collection/")
+		if r := e.Do("GET", "/com/smart_collections/"+id+".json", nil).Expect(t, 200).Object(t, "smart_collection"); r["title"] != "Apple things" {
+			t.Errorf("REST reads %v", r)
+		}
+		gql(t, e, apitest.DemoToken, `mutation { collectionCreate(input: {title: "Hand picked"}) { collection { id } } }`, nil)
+		all := gql(t, e, apitest.DemoToken, `{ collections(first: 250) { nodes { id title ruleSet { appliedDisjunctively } } } collectionsCount { count } }`, nil)
+		nodes := dig(all, "data", "collections", "nodes").([]any)
+		if n := dig(all, "data", "collectionsCount", "count"); n != float64(len(nodes)) || len(nodes) < 2 {
+			t.Errorf("%d collections listed, count %v", len(nodes), n)
+		}
+		num := func(n any) int64 {
+			id, _ := strconv.ParseInt(strings.TrimPrefix(dig(n, "id").(string), "gid://shopify/Collection/"), 10, 64)
+			return id
+		}
+		for i := 1; i < len(nodes); i++ {
+			if num(nodes[i-1]) >= num(nodes[i]) {
+				t.Errorf("not in id order: %v", nodes)
+			}
+		}
+		bad := gql(t, e, apitest.DemoToken, `mutation { collectionCreate(input: {title: "x", ruleSet: {appliedDisjunctively: false, rules: [{column: VARIANT_PRICE, relation: STARTS_WITH, condition: "1"}]}}) { collection { id } userErrors { field message } } }`, nil)
+		if dig(bad, "data", "collectionCreate", "collection") != nil || dig(bad, "data", "collectionCreate", "userErrors", 0, "message") == nil {
+			t.Errorf("bad rule: %v", bad)
+		}
+		del := gql(t, e, apitest.DemoToken, `mutation($id: ID!) { collectionDelete(input: {id: $id}) { deletedCollectionId shop { name } } }`, map[string]any{"id": dig(c, "id")})
+		if dig(del, "data", "collectionDelete", "deletedCollectionId") != dig(c, "id") {
+			t.Errorf("collectionDelete: %v", del)
+		}
+		e.Do("GET", "/com/smart_collections/"+id+".json", nil).Expect(t, 404)
 	}, groups...)
 }

@@ -57,7 +57,9 @@ func (h handler) serve(w http.ResponseWriter, r *http.Request) error {
 		if err := dec.Decode(&req); err != nil {
 			return admin.BadParam("query", "Required parameter missing or invalid: the body must be a JSON object with query, variables and operationName")
 		}
-		req.Variables = numbers(req.Variables).(map[string]any)
+		for k, v := range req.Variables {
+			req.Variables[k] = numbers(v)
+		}
 	}
 	ans, err := h.Execute(r.Context(), &req)
 	if err != nil {
@@ -71,8 +73,6 @@ func (h handler) serve(w http.ResponseWriter, r *http.Request) error {
 // whole (Int arguments) and float64 otherwise.
 func numbers(v any) any {
 	switch v := v.(type) {
-	case nil:
-		return map[string]any(nil)
 	case json.Number:
 		if n, err := v.Int64(); err == nil {
 			return n

@@ -57,6 +57,36 @@ func (r introRef) String() string {
 // enum value, interface and union member it has is Shopify's, with the
 // same kind, type and nullability.
 func TestSchemaMatchesShopify(t *testing.T) {
+	theirs := shopifySchema(t)
+	ours, err := Schema(Service{}).AST()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, def := range ours.Types {
+		if def.BuiltIn || strings.HasPrefix(name, "__") {
+			continue
+		}
+		th, ok := theirs[name]
+		if !ok {
+			t.Errorf("type %s is not Shopify's", name)
+			continue
+		}
+		if string(def.Kind) != th.Kind {
+			t.Errorf("%s is a %s here, a %s in Shopify's", name, def.Kind, th.Kind)
+		}
+		for _, fd := range def.Fields {
+			if def.Kind == ast.InputObject {
+				compareInput(t, name, fd, th)
+			} else if !strings.HasPrefix(fd.Name, "__") {
+				compareField(t, name, fd, th)
+			}
+		}
+		compareMembers(t, name, def, th)
+	}
+}
+
+// shopifySchema reads SHOPIFY_ADMIN_SCHEMA's types by name.
+func shopifySchema(t *testing.T) map[string]introType {
 	path := os.Getenv("SHOPIFY_ADMIN_SCHEMA")
 	if path == "" {
 		if os.Getenv("REQUIRE_EMULATORS") != "" {
@@ -87,75 +117,61 @@ func TestSchemaMatchesShopify(t *testing.T) {
 	for _, ty := range doc.Data.Schema.Types {
 		theirs[ty.Name] = ty
 	}
-	ours, err := Schema(Service{}).AST()
-	if err != nil {
-		t.Fatal(err)
+	return theirs
+}
+
+func compareInput(t *testing.T, name string, fd *ast.FieldDefinition, th introType) {
+	i := slices.IndexFunc(th.InputFields, func(a introArg) bool { return a.Name == fd.Name })
+	if i < 0 {
+		t.Errorf("%s.%s is not Shopify's", name, fd.Name)
+	} else if got, want := fd.Type.String(), th.InputFields[i].Type.String(); got != want {
+		t.Errorf("%s.%s is %s here, %s in Shopify's", name, fd.Name, got, want)
 	}
-	for name, def := range ours.Types {
-		if def.BuiltIn || strings.HasPrefix(name, "__") {
-			continue
+}
+
+func compareField(t *testing.T, name string, fd *ast.FieldDefinition, th introType) {
+	i := slices.IndexFunc(th.Fields, func(f introField) bool { return f.Name == fd.Name })
+	if i < 0 {
+		t.Errorf("%s.%s is not Shopify's", name, fd.Name)
+		return
+	}
+	sf := th.Fields[i]
+	if got, want := fd.Type.String(), sf.Type.String(); got != want {
+		t.Errorf("%s.%s is %s here, %s in Shopify's", name, fd.Name, got, want)
+	}
+	if (fd.Directives.ForName("deprecated") != nil) != sf.IsDeprecated {
+		t.Errorf("%s.%s: deprecated in Shopify's %v, not here", name, fd.Name, sf.IsDeprecated)
+	}
+	for _, a := range fd.Arguments {
+		j := slices.IndexFunc(sf.Args, func(x introArg) bool { return x.Name == a.Name })
+		if j < 0 {
+			t.Errorf("%s.%s(%s) is not Shopify's", name, fd.Name, a.Name)
+		} else if got, want := a.Type.String(), sf.Args[j].Type.String(); got != want {
+			t.Errorf("%s.%s(%s) is %s here, %s in Shopify's", name, fd.Name, a.Name, got, want)
 		}
-		th, ok := theirs[name]
-		if !ok {
-			t.Errorf("type %s is not Shopify's", name)
-			continue
+	}
+	for _, a := range sf.Args { // a required argument of Shopify's must be here
+		if a.Type.Kind == "NON_NULL" && fd.Arguments.ForName(a.Name) == nil {
+			t.Errorf("%s.%s lacks Shopify's required argument %s", name, fd.Name, a.Name)
 		}
-		if string(def.Kind) != th.Kind {
-			t.Errorf("%s is a %s here, a %s in Shopify's", name, def.Kind, th.Kind)
+	}
+}
+
+// compareMembers: enum values, interfaces and union members are Shopify's.
+func compareMembers(t *testing.T, name string, def *ast.Definition, th introType) {
+	for _, v := range def.EnumValues {
+		if !slices.ContainsFunc(th.EnumValues, func(r introRef) bool { return r.Name == v.Name }) {
+			t.Errorf("enum value %s.%s is not Shopify's", name, v.Name)
 		}
-		for _, fd := range def.Fields {
-			if def.Kind == ast.InputObject {
-				i := slices.IndexFunc(th.InputFields, func(a introArg) bool { return a.Name == fd.Name })
-				if i < 0 {
-					t.Errorf("%s.%s is not Shopify's", name, fd.Name)
-				} else if got, want := fd.Type.String(), th.InputFields[i].Type.String(); got != want {
-					t.Errorf("%s.%s is %s here, %s in Shopify's", name, fd.Name, got, want)
-				}
-				continue
-			}
-			if strings.HasPrefix(fd.Name, "__") {
-				continue
-			}
-			i := slices.IndexFunc(th.Fields, func(f introField) bool { return f.Name == fd.Name })
-			if i < 0 {
-				t.Errorf("%s.%s is not Shopify's", name, fd.Name)
-				continue
-			}
-			sf := th.Fields[i]
-			if got, want := fd.Type.String(), sf.Type.String(); got != want {
-				t.Errorf("%s.%s is %s here, %s in Shopify's", name, fd.Name, got, want)
-			}
-			if (fd.Directives.ForName("deprecated") != nil) != sf.IsDeprecated {
-				t.Errorf("%s.%s: deprecated here %v, in Shopify's %v", name, fd.Name, !sf.IsDeprecated, sf.IsDeprecated)
-			}
-			for _, a := range fd.Arguments {
-				j := slices.IndexFunc(sf.Args, func(x introArg) bool { return x.Name == a.Name })
-				if j < 0 {
-					t.Errorf("%s.%s(%s) is not Shopify's", name, fd.Name, a.Name)
-				} else if got, want := a.Type.String(), sf.Args[j].Type.String(); got != want {
-					t.Errorf("%s.%s(%s) is %s here, %s in Shopify's", name, fd.Name, a.Name, got, want)
-				}
-			}
-			for _, a := range sf.Args { // a required argument of Shopify's must be here
-				if a.Type.Kind == "NON_NULL" && fd.Arguments.ForName(a.Name) == nil {
-					t.Errorf("%s.%s lacks Shopify's required argument %s", name, fd.Name, a.Name)
-				}
-			}
+	}
+	for _, n := range def.Interfaces {
+		if !slices.ContainsFunc(th.Interfaces, func(r introRef) bool { return r.Name == n }) {
+			t.Errorf("%s implements %s here, not in Shopify's", name, n)
 		}
-		for _, v := range def.EnumValues {
-			if !slices.ContainsFunc(th.EnumValues, func(r introRef) bool { return r.Name == v.Name }) {
-				t.Errorf("enum value %s.%s is not Shopify's", name, v.Name)
-			}
-		}
-		for _, n := range def.Interfaces {
-			if !slices.ContainsFunc(th.Interfaces, func(r introRef) bool { return r.Name == n }) {
-				t.Errorf("%s implements %s here, not in Shopify's", name, n)
-			}
-		}
-		for _, n := range def.Types {
-			if !slices.ContainsFunc(th.PossibleTypes, func(r introRef) bool { return r.Name == n }) {
-				t.Errorf("union %s has %s here, not in Shopify's", name, n)
-			}
+	}
+	for _, n := range def.Types {
+		if !slices.ContainsFunc(th.PossibleTypes, func(r introRef) bool { return r.Name == n }) {
+			t.Errorf("union %s has %s here, not in Shopify's", name, n)
 		}
 	}
 }
