@@ -166,7 +166,9 @@ func TestShopifyNodeTokenGrants(t *testing.T) {
 			t.Errorf("a replaced refresh token, through the library: %v", got)
 		}
 
-		mint := func() string { return oauth.SignSession(oauth.NewSessionClaims(shopDomain, clientID, 1, time.Now()), secret) }
+		mint := func() string {
+			return oauth.SignSession(oauth.NewSessionClaims(shopDomain, clientID, 1, time.Now()), secret)
+		}
 		on := app.session(app.call("/exchange", map[string]any{"session_token": mint(), "online": true}))
 		info, _ := on["onlineAccessInfo"].(map[string]any)
 		user, _ := info["associated_user"].(map[string]any)
