@@ -268,7 +268,7 @@ func TestDerived(t *testing.T) {
 	if !strings.HasPrefix(Derived(key, "access", 1, "n", 1), "shpat_") || !strings.HasPrefix(Derived(key, "refresh", 1, "n", 1), "shprt_") {
 		t.Error("prefixes")
 	}
-	if Derived(key, "access", 1, "n", 1) != Derived(key, "access", 1, "n", 1) {
+	if again := Derived([]byte("k"), "access", 1, "n", 1); again != Derived(key, "access", 1, "n", 1) {
 		t.Error("not deterministic")
 	}
 }
