@@ -12,7 +12,7 @@ import (
 // blank or unknown client_id and a user who is not the owner are 400
 // naming the field; a browser's request is refused by the guard.
 func TestSessionTokenRoute(t *testing.T) {
-	r := start(t)
+	r := start(t, "DATA_DIR="+t.TempDir())
 	mint := func(body string) (int, map[string]any) { return r.do(t, "", "POST", "/_local/session_token", body) }
 	exchange := func(tok string) (int, map[string]any) {
 		return r.do(t, "", "POST", "/admin/oauth/access_token", `{"client_id":"demo-app-api-key","client_secret":"demo-shared-secret",`+
