@@ -74,6 +74,8 @@ GOLANGCI_LINT := $(TOOLS_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-
 # with it (app.cjs: auth.begin and auth.callback in a browser).
 SHOPIFY_NODE_DIR := infra/shopify_node
 SHOPIFY_NODE := $(TOOLS_CACHE)/node-shopify-api-15.0.0
+SHOPIFY_APP_EXPRESS_DIR := infra/shopify_app_express
+SHOPIFY_APP_EXPRESS := $(TOOLS_CACHE)/node-shopify-app-express-8.0.2
 
 # Static arm64 Linux binary, no RPC shim (provided.al2023 talks to the
 # runtime API directly), no paths or symbol tables.
@@ -83,7 +85,7 @@ sam_function_id = $(word 1,$(subst =, ,$(1)))
 sam_function_dir = $(word 2,$(subst =, ,$(1)))
 SAM_FUNCTION_DIRS := $(foreach f,$(SAM_FUNCTIONS),$(call sam_function_dir,$(f)))
 
-.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path shopify-schema shopify-schema-path shopify-api-node shopify-api-node-path venv-path template-check build sam-force
+.PHONY: venv schemathesis-venv checkov-venv shopify-client-venv shopify-client-python shopify-node shopify-node-path shopify-app-express shopify-app-express-path shopify-schema shopify-schema-path shopify-api-node shopify-api-node-path venv-path template-check build sam-force
 
 # build-<LogicalId>: run by `sam build` with ARTIFACTS_DIR set. With
 # LAMBDA_PREBUILT set (template-check sets it), the function's binary is
@@ -168,6 +170,18 @@ shopify-api-node: ## shopify-api-node (pinned), installed into the tools cache
 
 shopify-api-node-path: ## print where make shopify-api-node installs (make test sets SHOPIFY_API_NODE to it)
 	@echo $(SHOPIFY_API_NODE)
+
+shopify-app-express: ## Shopify's Express app package (@shopify/shopify-app-express, pinned) and Express, installed into the tools cache
+	mkdir -p $(TOOLS_CACHE)
+	flock $(SHOPIFY_APP_EXPRESS).lock sh -c 'sum=$$(sha256sum < $(SHOPIFY_APP_EXPRESS_DIR)/package-lock.json); \
+		test "$$(cat $(SHOPIFY_APP_EXPRESS)/.complete 2>/dev/null)" = "$$sum" && exit 0; \
+		rm -rf $(SHOPIFY_APP_EXPRESS) && mkdir -p $(SHOPIFY_APP_EXPRESS) && \
+		cp $(SHOPIFY_APP_EXPRESS_DIR)/package.json $(SHOPIFY_APP_EXPRESS_DIR)/package-lock.json $(SHOPIFY_APP_EXPRESS)/ && \
+		npm ci --prefix $(SHOPIFY_APP_EXPRESS) --ignore-scripts --no-audit --no-fund --loglevel=error && \
+		echo "$$sum" > $(SHOPIFY_APP_EXPRESS)/.complete'
+
+shopify-app-express-path: ## print where make shopify-app-express installs (make test sets SHOPIFY_APP_EXPRESS to it)
+	@echo $(SHOPIFY_APP_EXPRESS)
 
 # Shopify's Admin GraphQL schema as @shopify/dev-mcp ships its introspection
 # (ISC): shared/admingraphql's TestSchemaMatchesShopify compares the

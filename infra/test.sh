@@ -199,6 +199,9 @@ export SHOPIFY_NODE
 stage "shopify-api-node (npm ci)" make --no-print-directory shopify-api-node
 SHOPIFY_API_NODE=$(make --no-print-directory -s shopify-api-node-path)
 export SHOPIFY_API_NODE
+stage "Shopify Express app package (npm ci)" make --no-print-directory shopify-app-express
+SHOPIFY_APP_EXPRESS=$(make --no-print-directory -s shopify-app-express-path)
+export SHOPIFY_APP_EXPRESS
 # Shopify's Admin GraphQL schema for shared/admingraphql's TestSchemaMatchesShopify.
 stage "Shopify Admin schema (dev-mcp)" make --no-print-directory shopify-schema
 SHOPIFY_ADMIN_SCHEMA=$(make --no-print-directory -s shopify-schema-path)

@@ -127,6 +127,7 @@ func run() error {
 	local.Handle("POST /_local/clock", clockHandler(controlStore, runnerClock))
 	local.Handle("POST /_local/reset", resets.exclusive(resetHandler(cfg, deps, resettable, runnerClock, injector)))
 	local.Handle("POST /_local/webhooks/trigger", resets.shared(triggerHandler(deps)))
+	local.Handle("POST /_local/session_token", resets.shared(sessionTokenHandler(deps.Deps)))
 	// The fulfillment provider polls: on POLL_INTERVAL, and at once on
 	// POST /_local/jobs/<name> (local runner only).
 	jobs := pollJobs()

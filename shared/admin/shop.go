@@ -73,6 +73,42 @@ type App struct {
 	// Uninstalls counts the app's uninstalls: an authorization code is
 	// good only while it is what it was when the code was issued.
 	Uninstalls int `json:"uninstalls,omitempty"`
+	// Public marks an app of public distribution (the seed's "public"):
+	// from NonExpiringDeadline on the service's clock its non-expiring
+	// offline tokens are refused, as Shopify's are; a custom app is exempt.
+	Public bool `json:"public,omitempty"`
+	// OfflineRevoked: the install's non-expiring offline token (TokenHash,
+	// which still names the install) is not valid: the install got an
+	// expiring token instead, or migrated to one.
+	OfflineRevoked bool `json:"offline_revoked,omitempty"`
+	// Expiring is the install's expiring offline token and its refresh
+	// tokens, as hashes (shared/oauth).
+	Expiring *ExpiringGrant `json:"expiring,omitempty"`
+	// Fresh is set only on the copy kept under an expiring offline token
+	// not yet used: until its first use the refresh token it replaced is
+	// still good (shared/oauth).
+	Fresh bool `json:"fresh,omitempty"`
+}
+
+// NonExpiringDeadline is when public apps' non-expiring offline tokens
+// stop working (Shopify's deadline for expiring offline tokens).
+var NonExpiringDeadline = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ExpiringGrant is an install's expiring offline token: its generation
+// (the tokens are made from a key, Nonce and Gen, so a retried refresh is
+// answered the same pair), the hashes of the access token and of the
+// refresh token, and of the previous refresh token, good until the access
+// token is first used; each with its expiry (unix seconds of the
+// service's clock).
+type ExpiringGrant struct {
+	Nonce          string `json:"nonce"`
+	Gen            int    `json:"gen"`
+	AccessHash     string `json:"access_hash"`
+	AccessExpires  int64  `json:"access_expires"`
+	RefreshHash    string `json:"refresh_hash"`
+	RefreshExpires int64  `json:"refresh_expires"`
+	PrevHash       string `json:"prev_hash,omitempty"`
+	PrevExpires    int64  `json:"prev_expires,omitempty"`
 }
 
 // Installed reports whether the app holds an offline token.

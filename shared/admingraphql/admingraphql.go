@@ -27,6 +27,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
 
@@ -38,6 +39,7 @@ type Service struct {
 	Articles   articles.Service
 	Comments   comments.Service
 	Events     events.Service
+	Variants   variants.Service
 	Custom     customcollections.Service
 	Smart      smartcollections.Service
 	Pages      pages.Service
@@ -49,7 +51,7 @@ type Service struct {
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
-		Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
+		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
 		ScriptTags: scripttags.NewService(d)}
 }
 
@@ -96,6 +98,11 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.contentQuery(ctx, f)
+	case "product", "productVariant", "products", "productsCount":
+		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
+			return nil, err
+		}
+		return s.productQuery(ctx, f)
 	case "event", "events", "eventsCount":
 		return s.eventQuery(ctx, f)
 	case "collection", "collectionByHandle", "collections", "collectionsCount":
@@ -134,6 +141,16 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string) (graphq
 		}
 		lower := strings.ToLower(typ)
 		o, err := s.contentQuery(ctx, &graphql.Field{Name: lower, Args: map[string]any{"id": gid}})
+		if o == nil || err != nil {
+			return nil, err
+		}
+		return o.(graphql.Object), nil
+	case "Product", "ProductVariant":
+		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
+			return nil, err
+		}
+		name := map[string]string{"Product": "product", "ProductVariant": "productVariant"}[typ]
+		o, err := s.productQuery(ctx, &graphql.Field{Name: name, Args: map[string]any{"id": gid}})
 		if o == nil || err != nil {
 			return nil, err
 		}
@@ -215,6 +232,11 @@ func (mutation) TypeName() string { return "Mutation" }
 func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	s := m.s
 	switch {
+	case f.Name == "productVariantsBulkUpdate":
+		if err := need(f, ctx, admin.ScopeProducts, true); err != nil {
+			return nil, err
+		}
+		return s.productVariantsBulkUpdate(ctx, f)
 	case strings.HasPrefix(f.Name, "article"), strings.HasPrefix(f.Name, "comment"):
 		if err := need(f, ctx, admin.ScopeContent, true); err != nil {
 			return nil, err
@@ -274,7 +296,10 @@ func userErrors(errType, input string, err error) ([]graphql.Object, bool) {
 	var coded codedErr
 	forced, notFound := "", "NOT_FOUND"
 	if errors.As(err, &coded) {
-		forced, notFound = coded.code, "DOES_NOT_EXIST"
+		forced, notFound = coded.code, coded.code
+		if strings.HasSuffix(coded.code, "_FAILED") { // URL redirects' codes
+			notFound = "DOES_NOT_EXIST"
+		}
 	}
 	var out []graphql.Object
 	switch ae.Code {

@@ -128,9 +128,21 @@ func (s *scenario) oauth(t *testing.T) {
 	}
 	s.do(token, "GET", "/admin/oauth/access_scopes.json", nil, 200)
 	// Installed, asking for what it holds: straight back, no page.
-	if loc := s.doPage("GET", authorize+"?"+ask.Encode(), "", 302).Header.Get("Location"); !strings.Contains(loc, "code=") {
-		t.Errorf("re-authorization: Location %q", loc)
+	loc2, _ := url.Parse(s.doPage("GET", authorize+"?"+ask.Encode(), "", 302).Header.Get("Location"))
+	if loc2 == nil || loc2.Query().Get("code") == "" {
+		t.Fatalf("re-authorization: Location %v", loc2)
 	}
+	// An expiring offline token, its refresh, and the refresh grant's
+	// errors in OAuth's shape.
+	expiring := s.do(noToken, "POST", exchange, M{"client_id": "install-demo-api-key", "client_secret": "install-demo-shared-secret",
+		"code": loc2.Query().Get("code"), "expiring": "1"}, 200).JSON(t)
+	refresh := M{"client_id": "install-demo-api-key", "client_secret": "install-demo-shared-secret", "grant_type": "refresh_token",
+		"refresh_token": expiring["refresh_token"]}
+	s.do(noToken, "POST", exchange, refresh, 200)
+	refresh["client_secret"] = "wrong"
+	s.do(noToken, "POST", exchange, refresh, 401)
+	s.do(noToken, "POST", exchange, M{"client_id": "install-demo-api-key", "client_secret": "install-demo-shared-secret", "grant_type": "refresh_token",
+		"refresh_token": "shprt_unknown"}, 400)
 	s.do(demoToken, "GET", "/admin/oauth/access_scopes.json?limit=x&fields=", nil, 400)
 	s.do(noToken, "GET", "/admin/oauth/access_scopes.json", nil, 401)
 }

@@ -76,6 +76,11 @@ func (s Service) Uninstall(ctx context.Context) error {
 		}
 		ops := []store.Op{store.Delete(auth.TokenKey(app.TokenHash), store.IfPresent, 0)}
 		others := []string{rec.TokenHash, rec.SeedTokenHash}
+		if rec.Expiring != nil {
+			// The expiring offline token; its refresh tokens live only on
+			// the record, cleared below.
+			others = append(others, rec.Expiring.AccessHash)
+		}
 		for _, o := range rec.Online {
 			others = append(others, o.Hash)
 		}
@@ -88,6 +93,7 @@ func (s Service) Uninstall(ctx context.Context) error {
 		// the version read: a grant racing the uninstall conditions on it
 		// too, so one of them sees the other's write.
 		rec.TokenHash, rec.SeedTokenHash, rec.InstallNonce, rec.Scopes, rec.Online = "", "", "", nil, nil
+		rec.Expiring, rec.OfflineRevoked = nil, false
 		rec.Uninstalls++
 		ops = append(ops, store.Put(store.Item{PK: it.PK, SK: it.SK, Version: it.Version + 1, Data: records.Encode(rec)}, store.IfVersion, it.Version))
 		ops = append(ops, events.Ops(events.OfApp(s.IDs, app.ID, rec.Name, events.Uninstalled))...)

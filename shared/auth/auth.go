@@ -131,7 +131,7 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 	}
 	hash := HashToken(token)
 	var app admin.App
-	_, err := records.Get(ctx, id.st, TokenKey(hash), &app)
+	it, err := records.Get(ctx, id.st, TokenKey(hash), &app)
 	if admin.ErrorCode(err) == admin.ENOTFOUND {
 		return nil, admin.Unauthorized
 	}
@@ -141,11 +141,42 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 	if subtle.ConstantTimeCompare([]byte(app.TokenHash), []byte(hash)) != 1 {
 		return nil, admin.Unauthorized
 	}
-	// A per-user token expires by the service's clock.
-	if app.ExpiresAt != 0 && admin.At(id.clk.Now()).Unix() >= app.ExpiresAt {
+	now := admin.At(id.clk.Now()).Time
+	switch {
+	case app.ExpiresAt != 0 && now.Unix() >= app.ExpiresAt:
+		// A per-user or expiring offline token expires by the service's clock.
 		return nil, admin.Unauthorized
+	case app.ExpiresAt == 0 && app.Public && !now.Before(admin.NonExpiringDeadline):
+		// A public app's non-expiring offline token, past Shopify's
+		// deadline: invalidated, as Shopify's are.
+		return nil, admin.Unauthorized
+	case app.Fresh:
+		// An expiring offline token's first use: from now on the refresh
+		// token it replaced is refused (shared/oauth).
+		if err := id.markUsed(ctx, it, &app); err != nil {
+			return nil, err
+		}
 	}
 	return &app, nil
+}
+
+// markUsed writes the copy under an expiring offline token without its
+// Fresh mark, on condition of its version: a refresh that revoked the
+// token meanwhile wins, and the call is 401.
+func (id *Identity) markUsed(ctx context.Context, it store.Item, app *admin.App) error {
+	app.Fresh = false
+	next := store.Item{PK: it.PK, SK: it.SK, Version: it.Version + 1, Data: records.Encode(*app), ExpiresAt: it.ExpiresAt}
+	err := id.st.Transact(ctx, store.Put(next, store.IfVersion, it.Version))
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return err
+	}
+	var again admin.App
+	if _, err := records.Get(ctx, id.st, it.Key(), &again); admin.ErrorCode(err) == admin.ENOTFOUND {
+		return admin.Unauthorized
+	} else if err != nil {
+		return err
+	}
+	return nil // another request marked it first
 }
 
 // ReadShop reads the shop record: one GetItem.

@@ -82,7 +82,7 @@ type Connection struct {
 	IDs      []int64
 	HasNext  bool
 	HasPrev  bool
-	edgeType string
+	EdgeType string // PageEdge
 }
 
 // NewConnection is the connection of type typeName ("PageConnection")
@@ -95,7 +95,7 @@ func NewConnection(typeName string, p Page, nodes []Object, ids []int64, before,
 		before, after = after, before
 	}
 	return &Connection{Type: typeName, Nodes: nodes, IDs: ids, HasPrev: before, HasNext: after,
-		edgeType: strings.TrimSuffix(typeName, "Connection") + "Edge"}
+		EdgeType: strings.TrimSuffix(typeName, "Connection") + "Edge"}
 }
 
 // Len is how many nodes the page holds (the actual cost prices it).
@@ -112,7 +112,7 @@ func (c *Connection) Field(_ context.Context, f *Field) (any, error) {
 	case "edges":
 		edges := make([]Object, len(c.Nodes))
 		for i, n := range c.Nodes {
-			edges[i] = Map{Type: c.edgeType, Fields: map[string]any{"cursor": Cursor(c.IDs[i]), "node": n}}
+			edges[i] = Map{Type: c.EdgeType, Fields: map[string]any{"cursor": Cursor(c.IDs[i]), "node": n}}
 		}
 		return edges, nil
 	case "pageInfo":

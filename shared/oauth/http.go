@@ -133,9 +133,10 @@ func (h handler) decline(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteHTMLPage(w, http.StatusOK, declinedPage(), p)
 }
 
-// exchange reads client_id, client_secret and code from a JSON object
-// (Shopify's Node library) or a form (its Ruby and Python ones; a body that
-// is no JSON object is read as a form whatever its Content-Type says).
+// exchange reads a grant (client_id, client_secret, and code, or
+// grant_type and its fields) from a JSON object (Shopify's Node library)
+// or a form (its Ruby and Python ones; a body that is no JSON object is
+// read as a form whatever its Content-Type says).
 func (h handler) exchange(w http.ResponseWriter, r *http.Request) error {
 	var in ExchangeInput
 	body, err := httpapi.ReadBody(r)
@@ -151,9 +152,21 @@ func (h handler) exchange(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return admin.Errorf(admin.EBADREQUEST, "the body must be a JSON object or a form with client_id, client_secret and code")
 		}
-		in = ExchangeInput{ClientID: f.Get("client_id"), ClientSecret: f.Get("client_secret"), Code: f.Get("code")}
+		in = ExchangeInput{ClientID: f.Get("client_id"), ClientSecret: f.Get("client_secret"), Code: f.Get("code"),
+			GrantType: f.Get("grant_type"), RefreshToken: f.Get("refresh_token"), SubjectToken: f.Get("subject_token"),
+			SubjectTokenType: f.Get("subject_token_type"), RequestedTokenType: f.Get("requested_token_type"), Scope: f.Get("scope")}
+		if f.Has("expiring") {
+			in.Expiring = f.Get("expiring")
+		}
 	}
 	tok, err := h.Exchange(r.Context(), in)
+	var oauthErr *Error
+	if errors.As(err, &oauthErr) {
+		// The refresh and token exchange grants answer as Shopify's: OAuth's
+		// error object.
+		httpapi.WriteJSON(w, oauthErr.Status, oauthErr)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -480,6 +480,10 @@ type Token struct {
 	ExpiresIn           *int64          `json:"expires_in,omitempty"`
 	AssociatedUserScope *string         `json:"associated_user_scope,omitempty"`
 	AssociatedUser      *AssociatedUser `json:"associated_user,omitempty"`
+	// RefreshToken and RefreshTokenExpiresIn come with an expiring
+	// offline token (ExpiresIn 3600).
+	RefreshToken          string `json:"refresh_token,omitempty"`
+	RefreshTokenExpiresIn *int64 `json:"refresh_token_expires_in,omitempty"`
 }
 
 // AssociatedUser is the user a per-user token acts for: the shop has one,

@@ -123,7 +123,7 @@ func TestOnlineTokensBounded(t *testing.T) {
 	for i := range MaxOnline {
 		rec.Online = append(rec.Online, admin.OnlineToken{Hash: "h" + strconv.Itoa(i), ExpiresAt: now.Unix() + 60})
 	}
-	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, nil, now)
+	ops, tok := grant(&rec, &Code{AppID: 1, PerUser: true, Scopes: []string{"read_content"}}, nil, now, false)
 	if len(rec.Online) != MaxOnline || rec.Online[0].Hash != "h1" || !strings.HasPrefix(tok.AccessToken, "shpua_") {
 		t.Fatalf("online tokens %d, first %v", len(rec.Online), rec.Online[0])
 	}
@@ -234,6 +234,82 @@ func TestGrantRules(t *testing.T) {
 		}
 		if err != nil || strings.Join(got, ",") != c.grant || approve != c.approve {
 			t.Errorf("%s: %v %v %v, want %s %v", c.name, got, approve, err, c.grant, c.approve)
+		}
+	}
+}
+
+func TestParseFlag(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want Flag
+	}{
+		{nil, Flag{}}, {"", Flag{}}, {"0", Flag{}}, {"1", Flag{Set: true}}, {0.0, Flag{}}, {1.0, Flag{Set: true}},
+		{true, Flag{Set: true}}, {false, Flag{}}, {"true", Flag{Set: true}},
+		{"2", Flag{Bad: true}}, {2.0, Flag{Bad: true}}, {"yes", Flag{Bad: true}}, {[]any{}, Flag{Bad: true}},
+	} {
+		if got := ParseFlag(c.in); got != c.want {
+			t.Errorf("ParseFlag(%#v) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
+
+// The tokens of an expiring grant differ by kind, generation, nonce and
+// app, and carry Shopify's prefixes.
+func TestDerived(t *testing.T) {
+	key := []byte("k")
+	seen := map[string]bool{}
+	for _, tok := range []string{Derived(key, "access", 1, "n", 1), Derived(key, "refresh", 1, "n", 1), Derived(key, "access", 1, "n", 2),
+		Derived(key, "access", 1, "m", 1), Derived(key, "access", 2, "n", 1), Derived([]byte("j"), "access", 1, "n", 1)} {
+		if seen[tok] {
+			t.Errorf("%s made twice", tok)
+		}
+		seen[tok] = true
+	}
+	if !strings.HasPrefix(Derived(key, "access", 1, "n", 1), "shpat_") || !strings.HasPrefix(Derived(key, "refresh", 1, "n", 1), "shprt_") {
+		t.Error("prefixes")
+	}
+	if again := Derived([]byte("k"), "access", 1, "n", 1); again != Derived(key, "access", 1, "n", 1) {
+		t.Error("not deterministic")
+	}
+}
+
+// A session token verifies within its times (Leeway either side) and
+// only with every claim right.
+func TestVerifySession(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	good := NewSessionClaims("shop.example.com", "cid", 1, now)
+	if _, err := VerifySession(SignSession(good, "s"), "s", "cid", "shop.example.com", now); err != nil {
+		t.Fatal(err)
+	}
+	at := func(d time.Duration) time.Time { return now.Add(d) }
+	for name, c := range map[string]struct {
+		change func(c *SessionClaims)
+		secret string
+		now    time.Time
+		ok     bool
+	}{
+		"within the leeway after exp": {nil, "s", at(SessionTTL + Leeway - time.Second), true},
+		"past exp and the leeway":     {nil, "s", at(SessionTTL + Leeway), false},
+		"within the leeway before":    {nil, "s", at(-Leeway), true},
+		"before nbf and the leeway":   {nil, "s", at(-Leeway - time.Second), false},
+		"another secret":              {nil, "t", now, false},
+		"aud":                         {func(c *SessionClaims) { c.Aud = "x" }, "s", now, false},
+		"dest":                        {func(c *SessionClaims) { c.Dest = "https://x.example.com" }, "s", now, false},
+		"iss":                         {func(c *SessionClaims) { c.Iss = "https://shop.example.com" }, "s", now, false},
+		"no sid":                      {func(c *SessionClaims) { c.Sid = "" }, "s", now, false},
+		"no iat":                      {func(c *SessionClaims) { c.Iat = 0 }, "s", now, false},
+	} {
+		claims := good
+		if c.change != nil {
+			c.change(&claims)
+		}
+		secret := "s"
+		_, err := VerifySession(SignSession(claims, secret), c.secret, "cid", "shop.example.com", c.now)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "invalid_subject_token: subject_token ") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

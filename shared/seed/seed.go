@@ -73,6 +73,10 @@ type App struct {
 	AccessScopes []string `json:"access_scopes"`
 	// RateLimit names a call plan other than the default 40 calls leaking 2/s.
 	RateLimit *admin.RatePlan `json:"rate_limit"`
+	// Public marks an app of public distribution: from 2027-01-01 on the
+	// service's clock its non-expiring offline tokens are refused
+	// (admin.NonExpiringDeadline); a custom app (the default) is exempt.
+	Public bool `json:"public"`
 }
 
 // Object is one JSON record.
@@ -396,7 +400,7 @@ func Load(ctx context.Context, st store.Store, clk clock.Clock, data []byte, che
 		// client_id's item: an app's OAuth settings are those of its
 		// first load.
 		app := admin.App{ID: a.ID, Name: a.Name, SharedSecret: a.SharedSecret, Scopes: a.Scopes, RateLimit: a.RateLimit,
-			APIKey: a.APIKey, RedirectURLs: a.RedirectURLs, AccessScopes: a.AccessScopes}
+			APIKey: a.APIKey, RedirectURLs: a.RedirectURLs, AccessScopes: a.AccessScopes, Public: a.Public}
 		if a.AccessToken != "" {
 			app.TokenHash = auth.HashToken(a.AccessToken)
 		}

@@ -662,3 +662,43 @@ func mismatch(old, stored int64) string {
 	return "has changed: old_inventory_quantity " + strconv.FormatInt(old, 10) +
 		" does not match the current inventory_quantity " + strconv.FormatInt(stored, 10)
 }
+
+// Product returns a seeded product (GraphQL's product(id:); REST has no
+// product routes).
+func (s Service) Product(ctx context.Context, id int64) (catalog.Product, error) {
+	p, err := catalog.GetProduct(ctx, s.Store, id)
+	if err != nil {
+		return catalog.Product{}, err
+	}
+	return *p, nil
+}
+
+// Products returns the window of the seeded products in id order, and
+// where it lies.
+func (s Service) Products(ctx context.Context, w records.Window) ([]catalog.Product, records.Span, error) {
+	items, span, err := records.ListWindow(ctx, s.Store, store.Query{PK: catalog.ProductPartition}, nil, w)
+	if err != nil {
+		return nil, records.Span{}, err
+	}
+	out := make([]catalog.Product, len(items))
+	for i := range items {
+		p, err := catalog.DecodeProduct(&items[i])
+		if err != nil {
+			return nil, records.Span{}, err
+		}
+		out[i] = *p
+	}
+	return out, span, nil
+}
+
+// ProductsCount counts the seeded products: the partition's counter.
+func (s Service) ProductsCount(ctx context.Context) (int, error) {
+	return records.Count(ctx, s.Store, catalog.ProductPartition)
+}
+
+// All returns a product's variants in position order (at most
+// catalog.MaxVariants).
+func (s Service) All(ctx context.Context, pid int64) ([]catalog.Variant, error) {
+	vs, _, err := s.List(ctx, pid, 0, records.Window{Limit: catalog.MaxVariants})
+	return vs, err
+}
