@@ -1,0 +1,163 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/storeadmin/adminapi/shared/api"
+	"github.com/storeadmin/adminapi/shared/apitest"
+)
+
+// A since_id poller follows the events log as an app does: it keeps the
+// highest id it has seen and asks for since_id = that id. Concurrent
+// writers create and update pages and custom collections; the poller must
+// see every event the log ends up holding (no event may become visible
+// with an id below one already visible), without faults and with a tenth
+// of the store's calls failing.
+func TestSinceIDPollerSeesEveryEvent(t *testing.T) {
+	scale := map[string][2]int{"embedded": {8, 12}, "dynamodb": {8, 2}} // writers × rounds (4 changes a round)
+	for _, rate := range []float64{0, 0.1} {
+		t.Run(fmt.Sprintf("faults=%v", rate), func(t *testing.T) {
+			for _, s := range apitest.Stores {
+				t.Run(s.Name, func(t *testing.T) {
+					e := apitest.New(t, s.Open(t), api.Events, api.Pages, api.Collections)
+					start := e.Do("GET", "/com/events.json?limit=1", nil).Expect(t, http.StatusOK).IDs(t, "events")
+					var since int64
+					if len(start) > 0 {
+						since = start[0]
+					}
+					in := e.InjectFaults(rate)
+					in.Start()
+					w, rounds := scale[s.Name][0], scale[s.Name][1]
+					var done atomic.Bool
+					var wg sync.WaitGroup
+					var made atomic.Int64
+					for i := range w {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for r := range rounds {
+								made.Add(writeRound(t, e, fmt.Sprintf("w%d-%d", i, r)))
+							}
+						}()
+					}
+					seen := map[int64]bool{}
+					var polls int
+					poll := func() {
+						polls++
+						r := e.Do("GET", fmt.Sprintf("/com/events.json?since_id=%d&limit=250", since), nil)
+						if r.Status == http.StatusServiceUnavailable {
+							return
+						}
+						got := r.Expect(t, http.StatusOK).IDs(t, "events")
+						for _, id := range got {
+							if id <= since {
+								t.Fatalf("since_id=%d answered %d, not above it, or out of order: %v", since, id, got)
+							}
+							seen[id] = true
+							since = id
+						}
+					}
+					go func() { wg.Wait(); done.Store(true) }()
+					for !done.Load() {
+						poll()
+						runtime.Gosched()
+					}
+					in.Stop()
+					// What a failure left pending is derived by the next drain
+					// (the runner's every few seconds).
+					if err := e.Deps.Feed.Drain(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					for before := -1; before != len(seen); {
+						before = len(seen)
+						poll()
+					}
+					// Every event the log holds now, newest first, page by page.
+					all := allEventsAbove(t, e, start)
+					missed := 0
+					for _, id := range all {
+						if !seen[id] {
+							missed++
+						}
+					}
+					t.Logf("%d writers made %d changes; the log holds %d new events, the poller (%d polls) saw %d and missed %d; faults injected: %+v",
+						w, made.Load(), len(all), polls, len(seen), missed, in.Counts())
+					if missed > 0 {
+						t.Errorf("the since_id poller never saw %d of %d events", missed, len(all))
+					}
+					if int64(len(all)) < made.Load() {
+						t.Errorf("%d acknowledged changes, %d events", made.Load(), len(all))
+					}
+				})
+			}
+		})
+	}
+}
+
+// writeRound creates a page and a custom collection and updates each,
+// retrying a 503 (a change whose answer was lost may be made twice: the
+// poller then has one more event to see). It returns the changes
+// acknowledged.
+func writeRound(t *testing.T, e *apitest.Env, name string) int64 {
+	var n int64
+	do := func(method, path string, body any) map[string]any {
+		for range 30 {
+			r := e.Do(method, path, body)
+			switch {
+			case r.Status == http.StatusServiceUnavailable:
+				continue
+			case r.Status >= 300:
+				t.Errorf("%s %s: %d %s", method, path, r.Status, r.Body)
+				return nil
+			}
+			n++
+			var m map[string]any
+			if err := json.Unmarshal(r.Body, &m); err != nil {
+				t.Error(err)
+			}
+			return m
+		}
+		return nil
+	}
+	id := func(m map[string]any, key string) int64 {
+		if m == nil {
+			return 0
+		}
+		v, _ := m[key].(map[string]any)["id"].(float64)
+		return int64(v)
+	}
+	if p := id(do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": "P " + name}}), "page"); p != 0 {
+		do("PUT", fmt.Sprintf("/web/pages/%d.json", p), map[string]any{"page": map[string]any{"title": "P2 " + name}})
+	}
+	if c := id(do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "C " + name}}), "custom_collection"); c != 0 {
+		do("PUT", fmt.Sprintf("/com/custom_collections/%d.json", c), map[string]any{"custom_collection": map[string]any{"title": "C2 " + name}})
+	}
+	return n
+}
+
+// allEventsAbove lists every event newer than the newest of start.
+func allEventsAbove(t *testing.T, e *apitest.Env, start []int64) []int64 {
+	var floor int64
+	if len(start) > 0 {
+		floor = start[0]
+	}
+	var out []int64
+	for page := 1; ; page++ {
+		got := e.Do("GET", fmt.Sprintf("/com/events.json?limit=250&page=%d", page), nil).Expect(t, http.StatusOK).IDs(t, "events")
+		for _, id := range got {
+			if id > floor {
+				out = append(out, id)
+			}
+		}
+		if len(got) < 250 || got[len(got)-1] <= floor {
+			return out
+		}
+	}
+}
