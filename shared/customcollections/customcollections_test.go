@@ -621,3 +621,57 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 		}
 	}, group)
 }
+
+// Two changes whose ids collide (two processes drew the same id in the same
+// second, about once in 2^21 pairs) are both derived: the second change's
+// event takes the log's next id, its notification another id of that
+// second, and nothing is left pending.
+func TestCollidingChangeIDsAreBothDerived(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		ctx := t.Context()
+		a := create(t, e, map[string]any{"title": "First"})
+		b := create(t, e, map[string]any{"title": "Second"})
+		stamp := func(id float64) store.Item {
+			it, err := e.Deps.Store.Get(ctx, collection.Key(int64(id)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return it
+		}
+		taken := stamp(a["id"].(float64)).Nums[store.ChangeNum]
+		notifications := func() int {
+			n, err := e.Deps.Store.Count(ctx, store.Query{PK: outbox.NotificationKey(0).PK})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := notifications()
+		// B's update, made by another process that drew A's id for it.
+		it := stamp(b["id"].(float64))
+		next := it
+		next.Version++
+		next.Data = bytes.Replace(it.Data, []byte(`"title":"Second"`), []byte(`"title":"Second, renamed"`), 1)
+		records.Stamp(&next, taken, 1001)
+		if err := e.Deps.Store.Transact(ctx, store.Put(next, store.IfVersion, it.Version)); err != nil {
+			t.Fatal(err)
+		}
+		items, _, err := e.Deps.Store.Query(ctx, store.Query{Index: store.GSI2, PK: events.SubjectPartition(events.Collection, int64(b["id"].(float64)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := records.DecodeAll[events.Event](items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 2 || evs[1].Verb != events.Update || evs[1].ID <= taken {
+			t.Fatalf("the second collection's events %+v: want its create and its update, above the taken id %d", evs, taken)
+		}
+		if n := notifications() - before; n != 1 {
+			t.Errorf("%d notifications of the update, want 1", n)
+		}
+		if pending, _, _ := e.Deps.Store.Query(ctx, store.Query{PK: store.PendingPartition}); len(pending) != 0 {
+			t.Errorf("%d pending items left", len(pending))
+		}
+	}, group)
+}

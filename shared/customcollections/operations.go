@@ -375,5 +375,5 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 		return nil, err
 	}
 	ops = append(ops, evs...)
-	return append(ops, outbox.OfChange(c.New, topic, collection.Resource, shown(next, shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
+	return append(ops, outbox.OfChange(c, topic, collection.Resource, shown(next, shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
 }

@@ -1,6 +1,6 @@
 // Package events is the shop's events log (docs/openapi.yaml: schema Event, the
 // Events operations). The change feed publishes every event, so that events
-// become visible in id order (Logged, through the log's head): the event of a
+// become visible in id order (through the log's head): the event of a
 // change to a record on the feed is derived from it (OfChange); every other
 // change that is logged commits its event staged, in the change's own
 // transaction (resources call Ops and append the result to their writes), and
@@ -194,10 +194,11 @@ func OfApp(gen *ids.Generator, appID int64, name, verb string) Event {
 }
 
 // OfChange are the writes of the event of a request's change to a record
-// (store.Change, its item stamped by records.Stamp): the event takes the
-// change's id unless the log already shows one as high (Logged), so it is
-// dated when the change committed, and its author is the stamping app's
-// name (one GetItem). The change feed calls it.
+// (store.Change, its item stamped by records.Stamp): its id is the
+// change's unless the log already shows one as high (logged), so it is
+// dated when the change committed, and unique in the log whatever other
+// change drew the same id. Its author is the stamping app's name (one
+// GetItem). The change feed calls it.
 func OfChange(ctx context.Context, st store.Store, it *store.Item, subject Subject, verb, extra string) ([]store.Op, error) {
 	author := ""
 	if by := it.Nums[store.ByNum]; by != 0 {
@@ -209,7 +210,8 @@ func OfChange(ctx context.Context, st store.Store, it *store.Item, subject Subje
 			author = app.Name
 		}
 	}
-	return Logged(ctx, st, newEvent(it.Nums[store.ChangeNum], subject, verb, extra, author))
+	ops, _, err := logged(ctx, st, newEvent(it.Nums[store.ChangeNum], subject, verb, extra, author))
+	return ops, err
 }
 
 // The log's head: Nums[headLast] is the highest id the log shows. Every
@@ -225,19 +227,19 @@ const (
 // HeadKey is the log head's key.
 var HeadKey = store.Key{PK: headPartition, SK: "head"}
 
-// Logged are the writes that publish ev in the log: ev takes its own id
-// when it is above the head's, else the next id after it (its created_at,
-// the id's second, is then when it became visible), and the head moves to
-// it in the same transaction (one GetItem, and one item more). A caller
-// whose transaction fails on HeadKey lost a race to another publisher and
-// calls Logged again (store.Derivers does).
-func Logged(ctx context.Context, st store.Store, ev Event) ([]store.Op, error) {
+// logged are the writes that publish ev in the log, and the id it takes:
+// its own when it is above the head's, else the next after it (its
+// created_at, the id's second, is then when it became visible); the head
+// moves to it in the same transaction (one GetItem, and one item more). A
+// caller whose transaction fails on HeadKey lost a race to another
+// publisher and derives again (store.Derivers does).
+func logged(ctx context.Context, st store.Store, ev Event) ([]store.Op, int64, error) {
 	head, err := st.Get(ctx, HeadKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		head = store.Item{PK: HeadKey.PK, SK: HeadKey.SK}
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	}
 	if last := head.Nums[headLast]; ev.ID <= last {
 		ev.ID = last + 1
@@ -247,7 +249,7 @@ func Logged(ctx context.Context, st store.Store, ev Event) ([]store.Op, error) {
 	if head.Version == 0 {
 		move.Cond = store.IfAbsent
 	}
-	return append(published(ev), move), nil
+	return append(published(ev), move), ev.ID, nil
 }
 
 // StagedPartition holds the events requests commit with their changes
@@ -265,7 +267,7 @@ func Ops(ev Event) []store.Op {
 }
 
 // Publish is the change feed's work for a staged event (store.Deriver): its
-// publication in the log (Logged) and the staged item's removal.
+// publication in the log (logged) and the staged item's removal.
 func Publish(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
 	if c.New == nil {
 		return nil, nil // the staged item's removal: done
@@ -274,7 +276,7 @@ func Publish(ctx context.Context, st store.Store, c store.Change) ([]store.Op, e
 	if err := records.Decode(c.New, &ev); err != nil {
 		return nil, err
 	}
-	ops, err := Logged(ctx, st, ev)
+	ops, _, err := logged(ctx, st, ev)
 	return append(ops, store.Delete(c.New.Key(), store.IfPresent, 0)), err
 }
 

@@ -27,78 +27,103 @@ func TestSinceIDPollerSeesEveryEvent(t *testing.T) {
 				t.Run(s.Name, func(t *testing.T) {
 					e := apitest.New(t, s.Open(t), api.Events, api.Pages, api.Collections)
 					start := e.Do("GET", "/com/events.json?limit=1", nil).Expect(t, http.StatusOK).IDs(t, "events")
-					var since int64
+					p := &poller{t: t, e: e, seen: map[int64]bool{}}
 					if len(start) > 0 {
-						since = start[0]
+						p.since = start[0]
 					}
 					in := e.InjectFaults(rate)
 					in.Start()
 					w, rounds := scale[s.Name][0], scale[s.Name][1]
-					var done atomic.Bool
-					var wg sync.WaitGroup
-					var made atomic.Int64
-					progress := make(chan struct{}, 1) // a change was answered
-					for i := range w {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for r := range rounds {
-								made.Add(writeRound(t, e, fmt.Sprintf("w%d-%d", i, r), progress))
-							}
-						}()
-					}
-					seen := map[int64]bool{}
-					var polls int
-					poll := func() {
-						polls++
-						r := e.Do("GET", fmt.Sprintf("/com/events.json?since_id=%d&limit=250", since), nil)
-						if r.Status == http.StatusServiceUnavailable {
-							return
-						}
-						got := r.Expect(t, http.StatusOK).IDs(t, "events")
-						for _, id := range got {
-							if id <= since {
-								t.Fatalf("since_id=%d answered %d, not above it, or out of order: %v", since, id, got)
-							}
-							seen[id] = true
-							since = id
-						}
-					}
-					go func() { wg.Wait(); done.Store(true); progress <- struct{}{} }()
-					for !done.Load() {
-						<-progress
-						poll()
-					}
+					made := p.followWriters(w, rounds)
 					in.Stop()
 					// What a failure left pending is derived by the next drain
 					// (the runner's every few seconds).
 					if err := e.Deps.Feed.Drain(context.Background()); err != nil {
 						t.Fatal(err)
 					}
-					for before := -1; before != len(seen); {
-						before = len(seen)
-						poll()
+					for before := -1; before != len(p.seen); {
+						before = len(p.seen)
+						p.poll()
 					}
 					// Every event the log holds now, newest first, page by page.
 					all := allEventsAbove(t, e, start)
 					missed := 0
 					for _, id := range all {
-						if !seen[id] {
+						if !p.seen[id] {
 							missed++
 						}
 					}
 					t.Logf("%d writers made %d changes; the log holds %d new events, the poller (%d polls) saw %d and missed %d; faults injected: %+v",
-						w, made.Load(), len(all), polls, len(seen), missed, in.Counts())
+						w, made, len(all), p.polls, len(p.seen), missed, in.Counts())
 					if missed > 0 {
 						t.Errorf("the since_id poller never saw %d of %d events", missed, len(all))
 					}
-					if int64(len(all)) < made.Load() {
-						t.Errorf("%d acknowledged changes, %d events", made.Load(), len(all))
+					if int64(len(all)) < made {
+						t.Errorf("%d acknowledged changes, %d events", made, len(all))
 					}
 				})
 			}
 		})
 	}
+}
+
+// poller follows the events log with since_id.
+type poller struct {
+	t     *testing.T
+	e     *apitest.Env
+	since int64
+	seen  map[int64]bool
+	polls int
+}
+
+// poll asks for the events after the highest id seen; every id answered
+// must be above it, in ascending order.
+func (p *poller) poll() {
+	p.polls++
+	r := p.e.Do("GET", fmt.Sprintf("/com/events.json?since_id=%d&limit=250", p.since), nil)
+	if r.Status == http.StatusServiceUnavailable {
+		return
+	}
+	got := r.Expect(p.t, http.StatusOK).IDs(p.t, "events")
+	for _, id := range got {
+		if id <= p.since {
+			p.t.Fatalf("since_id=%d answered %d, not above it, or out of order: %v", p.since, id, got)
+		}
+		p.seen[id] = true
+		p.since = id
+	}
+}
+
+// followWriters runs w writers of rounds rounds each and polls once after
+// each change answered, until they are done; it returns the changes
+// acknowledged.
+func (p *poller) followWriters(w, rounds int) int64 {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	var made atomic.Int64
+	progress := make(chan struct{}, 1) // a change was answered
+	for i := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				made.Add(writeRound(p.t, p.e, fmt.Sprintf("w%d-%d", i, r), progress))
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		done.Store(true)
+		select {
+		case progress <- struct{}{}:
+		default: // the poller has one to take, and sees done after it
+		}
+	}()
+	for !done.Load() {
+		<-progress
+		p.poll()
+	}
+	return made.Load()
 }
 
 // writeRound creates a page and a custom collection and updates each, and

@@ -29,7 +29,16 @@ import (
 
 // Change is one committed write of an item, as a change stream reports it:
 // its image before and after (nil when absent).
-type Change struct{ Old, New *Item }
+type Change struct {
+	Old, New *Item
+	// Attempt counts the derivations of the change that failed on a
+	// condition that was not its own earlier application (Derivers.apply):
+	// a race lost to another publisher of the events log, or an item
+	// keyed by the change's stamp that another change, which drew the
+	// same id, holds. A deriver keying an item by the stamp takes another
+	// key when it is above 0 (outbox.OfChange).
+	Attempt int
+}
 
 // Key is the changed item's key.
 func (c *Change) Key() Key {
@@ -87,14 +96,14 @@ const appliedPartition = "feed#applied"
 const AppliedTTL = 48 * time.Hour
 
 // ApplyOnce writes c's derived writes in one transaction with a marker
-// naming the change (the item's key and stamp, or its last version for a
-// removal), so that a replayed stream record changes nothing. now dates the
-// marker's expiry.
+// naming the change (the item's key, version and stamp, or its last
+// version for a removal), so that a replayed stream record changes
+// nothing. now dates the marker's expiry.
 func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
 	k := c.Key()
 	sk := k.PK + "\n" + k.SK + "\n"
 	if c.New != nil {
-		sk += strconv.FormatInt(c.New.Nums[ChangeNum], 10)
+		sk += strconv.FormatInt(c.New.Version, 10) + " " + strconv.FormatInt(c.New.Nums[ChangeNum], 10)
 	} else {
 		sk += "removed " + strconv.FormatInt(c.Old.Version, 10)
 	}
@@ -117,6 +126,7 @@ const RaceTries = 10
 // the change is derived again from fresh reads, at most RaceTries times.
 func (ds Derivers) apply(ctx context.Context, st Store, c Change, guard []Op, always bool, done Key, present bool) error {
 	for try := 1; ; try++ {
+		c.Attempt = try - 1
 		ops, err := ds.derive(ctx, st, c)
 		if err != nil || (len(ops) == 0 && !always) {
 			return err
