@@ -96,14 +96,16 @@ const appliedPartition = "feed#applied"
 const AppliedTTL = 48 * time.Hour
 
 // ApplyOnce writes c's derived writes in one transaction with a marker
-// naming the change (the item's key, version and stamp, or its last
-// version for a removal), so that a replayed stream record changes
-// nothing. now dates the marker's expiry.
+// naming the change (the item's key and stamp, or its last version for a
+// removal: the stamp is fresh for every change of a record, so a marker
+// names one version of it), so that a replayed stream record changes
+// nothing. now dates the marker's expiry. The marker's format is what a
+// replay across a deploy is recognised by: keep it.
 func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
 	k := c.Key()
 	sk := k.PK + "\n" + k.SK + "\n"
 	if c.New != nil {
-		sk += strconv.FormatInt(c.New.Version, 10) + " " + strconv.FormatInt(c.New.Nums[ChangeNum], 10)
+		sk += strconv.FormatInt(c.New.Nums[ChangeNum], 10)
 	} else {
 		sk += "removed " + strconv.FormatInt(c.Old.Version, 10)
 	}
