@@ -270,11 +270,11 @@ func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 }
 
 // Fits reports whether ops, plus extra more, make one transaction once
-// Transact has folded the count-shard ops (one per partition), leaving
-// room for the local change feed's pending items of one change, so that a
+// Transact has folded the count-shard ops (one per partition). The local
+// change feed's pending items count toward no limit (store.Validate), so a
 // change fits in AWS exactly when it fits locally.
 func Fits(ops []store.Op, extra int) bool {
-	n, counts := extra+store.PendingItems, map[string]bool{}
+	n, counts := extra, map[string]bool{}
 	for i := range ops {
 		op := &ops[i]
 		if op.Kind == store.OpAdd && op.Cond == store.Always && strings.HasPrefix(op.Key.PK, "count#") {

@@ -102,6 +102,12 @@ const AppliedTTL = 48 * time.Hour
 // nothing. now dates the marker's expiry. The marker's format is what a
 // replay across a deploy is recognised by: keep it.
 func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
+	m := marker(c, now)
+	return ds.apply(ctx, st, c, []Op{m}, false, m.Item.Key(), true)
+}
+
+// marker is ApplyOnce's marker of c, expiring AppliedTTL after now.
+func marker(c Change, now time.Time) Op {
 	k := c.Key()
 	sk := k.PK + "\n" + k.SK + "\n"
 	if c.New != nil {
@@ -109,9 +115,7 @@ func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.T
 	} else {
 		sk += "removed " + strconv.FormatInt(c.Old.Version, 10)
 	}
-	marker := Key{PK: appliedPartition, SK: sk}
-	guard := []Op{Put(Item{PK: marker.PK, SK: marker.SK, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0)}
-	return ds.apply(ctx, st, c, guard, false, marker, true)
+	return Put(Item{PK: appliedPartition, SK: sk, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0)
 }
 
 // RaceTries bounds how often a change's derivation is made again after its
@@ -131,6 +135,11 @@ func (ds Derivers) apply(ctx context.Context, st Store, c Change, guard []Op, al
 		c.Attempt = try - 1
 		ops, err := ds.derive(ctx, st, c)
 		if err != nil || (len(ops) == 0 && !always) {
+			return err
+		}
+		// What a change derives fits one transaction with the stream's
+		// marker, whichever feed applies it: the same limits everywhere.
+		if err := Validate(append(slices.Clip(ops), marker(c, time.Unix(0, 0)))); err != nil {
 			return err
 		}
 		err = alreadyDone(ctx, st, st.Transact(ctx, append(ops, guard...)...), done, present)
@@ -160,10 +169,6 @@ func alreadyDone(ctx context.Context, st Store, err error, k Key, present bool) 
 
 // PendingPartition holds the local feed's changes not yet derived.
 const PendingPartition = "feed#pending"
-
-// PendingItems is how many items the local feed adds to a transaction per
-// change of a deriving record (its images before and after).
-const PendingItems = 2
 
 // ParkedPartition holds the local feed's changes whose derivation failed
 // MaxDeriveTries times: their pending items, as they were, for an operator

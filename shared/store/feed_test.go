@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -299,5 +300,46 @@ func TestFedDerivesWhatAnEarlierProcessLeft(t *testing.T) {
 	}
 	if count(t, base) != 1 || exists(t, base, store.Key{PK: "rec#title=a", SK: "1"}) || !exists(t, base, store.Key{PK: "rec#title=b", SK: "1"}) {
 		t.Fatalf("after a change left by an earlier process and one of the next: count %d, want 1, one entry under b", count(t, base))
+	}
+}
+
+// The local feed's pending images count toward neither of DynamoDB's
+// limits: a transaction that fits in AWS (100 items, 4 MB) fits locally
+// with the images of the deriving record it changes, and one that does
+// not fit in AWS fails locally too.
+func TestFedLimitsAreAWSs(t *testing.T) {
+	ctx := context.Background()
+	base := openBolt(t)
+	fed := store.Feed(base, store.Derivers{"rec": func(context.Context, store.Store, store.Change) ([]store.Op, error) { return nil, nil }})
+	big := bytes.Repeat([]byte("x"), 350<<10) // records.MaxData
+	if err := fed.Transact(ctx, store.Put(rec(1, string(big), 1, 10), store.IfAbsent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	fill := func(n, size int) []store.Op {
+		var ops []store.Op
+		for i := range n {
+			ops = append(ops, store.Put(store.Item{PK: "other", SK: fmt.Sprint(i), Data: bytes.Repeat([]byte("y"), size)}, store.Always, 0))
+		}
+		return ops
+	}
+	// 100 items: the record's update (its images before and after are
+	// 700 KB more, 2 items more) and 99 others.
+	ops := append([]store.Op{store.Put(rec(1, string(big), 2, 11), store.IfVersion, 1)}, fill(store.MaxTransactItems-1, 10)...)
+	if err := fed.Transact(ctx, ops...); err != nil {
+		t.Fatalf("100 items with a deriving record's update: %v", err)
+	}
+	// 3.9 MB: the update and 9 items of 390 KB.
+	ops = append([]store.Op{store.Put(rec(1, string(big), 3, 12), store.IfVersion, 2)}, fill(9, 390<<10)...)
+	if err := fed.Transact(ctx, ops...); err != nil {
+		t.Fatalf("3.9 MB with a deriving record's update: %v", err)
+	}
+	// Over AWS's limits: refused here too.
+	ops = append([]store.Op{store.Put(rec(1, string(big), 4, 13), store.IfVersion, 3)}, fill(10, 390<<10)...)
+	if err := fed.Transact(ctx, ops...); err == nil {
+		t.Fatal("4.2 MB committed locally")
+	}
+	ops = append([]store.Op{store.Put(rec(1, string(big), 4, 13), store.IfVersion, 3)}, fill(store.MaxTransactItems, 10)...)
+	if err := fed.Transact(ctx, ops...); err == nil {
+		t.Fatal("101 items committed locally")
 	}
 }

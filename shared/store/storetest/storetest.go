@@ -2,6 +2,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -270,6 +271,12 @@ func testValidate(t *testing.T, s store.Store) {
 	for i := range bad["too many"] {
 		bad["too many"][i] = store.Put(store.Item{PK: "p", SK: fmt.Sprint(i)}, store.Always, 0)
 	}
+	// DynamoDB's size limits: 4 MB a transaction, 400 KB an item.
+	big := bytes.Repeat([]byte("x"), 390<<10)
+	for i := range 11 {
+		bad["over 4 MB"] = append(bad["over 4 MB"], store.Put(store.Item{PK: "p", SK: fmt.Sprint(i), Data: big}, store.Always, 0))
+	}
+	bad["item over 400 KB"] = []store.Op{store.Put(store.Item{PK: "p", SK: "a", Data: bytes.Repeat([]byte("x"), 400<<10)}, store.Always, 0)}
 	for name, ops := range bad {
 		err := s.Transact(ctx, ops...)
 		if err == nil || errors.Is(err, store.ErrConditionFailed) {
