@@ -197,11 +197,16 @@ func OfApp(gen *ids.Generator, appID int64, name, verb string) Event {
 // (store.Change, its item stamped by records.Stamp): its id is the
 // change's unless the log already shows one as high (logged), so it is
 // dated when the change committed, and unique in the log whatever other
-// change drew the same id. Its author is the stamping app's name (one
-// GetItem). The change feed calls it.
+// change drew the same id. Its author is the stamping app's name as the
+// request stamped it (records.Facts; for an item stamped before facts were,
+// as read now: one GetItem). The change feed calls it.
 func OfChange(ctx context.Context, st store.Store, it *store.Item, subject Subject, verb, extra string) ([]store.Op, error) {
-	author := ""
-	if by := it.Nums[store.ByNum]; by != 0 {
+	facts, stamped, err := records.FactsOf(it)
+	if err != nil {
+		return nil, err
+	}
+	author := facts.Author
+	if by := it.Nums[store.ByNum]; by != 0 && !stamped { // stamped before its facts were
 		app, err := auth.App(ctx, st, by)
 		if err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
 			return nil, err

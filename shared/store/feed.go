@@ -261,6 +261,7 @@ type pendingHeader struct {
 	V      int64            `json:"v,omitempty"`
 	Nums   map[string]int64 `json:"nums,omitempty"`
 	TTL    int64            `json:"ttl,omitempty"`
+	Stamp  []byte           `json:"st,omitempty"`
 }
 
 func encodePending(old bool, it *Item) []byte {
@@ -268,7 +269,7 @@ func encodePending(old bool, it *Item) []byte {
 	var data []byte
 	if it != nil {
 		h = pendingHeader{Old: old, PK: it.PK, SK: it.SK, GSI1PK: it.GSI1PK, GSI1SK: it.GSI1SK, GSI2PK: it.GSI2PK, GSI2SK: it.GSI2SK,
-			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt}
+			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt, Stamp: it.Stamp}
 		data = it.Data
 	}
 	b, err := json.Marshal(h)
@@ -288,7 +289,7 @@ func decodePending(b []byte) (old bool, it *Item, err error) {
 		return h.Old, nil, nil
 	}
 	return h.Old, &Item{PK: h.PK, SK: h.SK, GSI1PK: h.GSI1PK, GSI1SK: h.GSI1SK, GSI2PK: h.GSI2PK, GSI2SK: h.GSI2SK,
-		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Data: bytes.Clone(data)}, nil
+		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Stamp: h.Stamp, Data: bytes.Clone(data)}, nil
 }
 
 // Transact commits ops with the pending changes of the deriving records

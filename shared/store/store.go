@@ -28,6 +28,11 @@ type Item struct {
 	// ExpiresAt (unix seconds, 0 = never) lets the store drop the item later
 	// (DynamoDB TTL); readers must not rely on the exact moment.
 	ExpiresAt int64
+	// Stamp holds what the request that wrote a record stamped for the
+	// change feed beside its numbers (ChangeNum...): facts as of the
+	// commit that the derived items show, such as the author's name and
+	// the shop's time zone (records.Stamp), as JSON; never returned.
+	Stamp []byte
 }
 
 // Key returns the item's key.
@@ -248,6 +253,9 @@ func (o *Op) Size() int {
 	}
 	if it.ExpiresAt != 0 {
 		n += len("ttl") + numberSize
+	}
+	if len(it.Stamp) > 0 {
+		n += len("st") + len(it.Stamp)
 	}
 	return n
 }
