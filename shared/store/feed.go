@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,8 +122,14 @@ func marker(c Change, now time.Time) Op {
 // RaceTries bounds how often a change's derivation is made again after its
 // transaction lost a race: a failed condition that is not its own earlier
 // application, such as another publisher moving the events log's head
-// between the derivation's read of it and its commit.
-const RaceTries = 10
+// between the derivation's read of it and its commit. Tries after the
+// second wait a jittered backoff first (raceBackoff), so that publishers
+// contending for the head (the change-feed function on several shards)
+// take turns instead of colliding again at once.
+const RaceTries = 30
+
+// raceBackoff is the longest wait before a try, doubling from 1 ms.
+const raceBackoff = 64 * time.Millisecond
 
 // apply derives c and commits its writes with guard, the ops that make it
 // happen once (ApplyOnce's marker, the local feed's removal of its pending
@@ -145,6 +152,14 @@ func (ds Derivers) apply(ctx context.Context, st Store, c Change, guard []Op, al
 		err = alreadyDone(ctx, st, st.Transact(ctx, append(ops, guard...)...), done, present)
 		if err == nil || !errors.Is(err, ErrConditionFailed) || try == RaceTries {
 			return err
+		}
+		if try > 1 {
+			wait := min(time.Millisecond<<(try-2), raceBackoff)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(rand.N(wait) + 1):
+			}
 		}
 	}
 }
