@@ -381,11 +381,7 @@ func humanize(s string) string {
 // window is the records.Window a connection's page reads of a list in
 // ascending id order: forward from its cursor's id, or back from it (the
 // list's end without one); the records come back in list order either way.
-func window(p graphql.Page) records.Window { return windowOf(p, "~") }
-
-// windowOf is window for a list whose end lies beyond key end ("~" for an
-// ascending list, "0" for a descending one).
-func windowOf(p graphql.Page, end string) records.Window {
+func window(p graphql.Page) records.Window {
 	key := p.After
 	if p.Back {
 		key = p.Before
@@ -397,7 +393,7 @@ func windowOf(p graphql.Page, end string) records.Window {
 		}
 		return w
 	}
-	w := records.Window{Limit: p.Limit, Cursor: records.Cursor{Key: end, Back: true}}
+	w := records.Window{Limit: p.Limit, Cursor: records.Cursor{Key: "~", Back: true}}
 	if key > 0 {
 		w.Cursor.Key = records.IDSK(key)
 	}

@@ -2,7 +2,6 @@ package admingraphql
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -299,25 +298,11 @@ func (s Service) eventQuery(ctx context.Context, f *graphql.Field) (any, error) 
 		}
 		filter.Types = []string{name}
 	}
-	if err := sortByID(f); err != nil {
-		return nil, err
-	}
-	p, err := graphql.PageArgs(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	// The log lists newest first: the page is read in that order and
-	// turned into id order.
-	newest := p
-	newest.Reverse = !p.Reverse
-	list, span, err := s.Events.List(ctx, filter, 0, windowOf(newest, "0"))
-	if err != nil {
-		return nil, err
-	}
-	slices.Reverse(list)
-	span.Before, span.After = span.After, span.Before
-	return connection("EventConnection", p, list, span, func(e events.Event) graphql.Object { return eventObj(e) },
-		func(e events.Event) int64 { return e.ID }), nil
+	// A since of 0 lists the log in id order, as connections are.
+	zero := int64(0)
+	return listOf(f, "", "EventConnection", nil,
+		func(w records.Window) ([]events.Event, records.Span, error) { return s.Events.List(ctx, filter, &zero, w) },
+		func(e events.Event) graphql.Object { return eventObj(e) }, func(e events.Event) int64 { return e.ID })
 }
 
 // articleInput is an ArticleCreateInput or ArticleUpdateInput as the

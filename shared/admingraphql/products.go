@@ -274,7 +274,7 @@ func (s Service) productVariantsBulkUpdate(ctx context.Context, f *graphql.Field
 
 // bulkFailed is the payload of a bulk update that stopped at variant i.
 func bulkFailed(p catalog.Product, s Service, updated []graphql.Object, i int, err error, code string) (any, error) {
-	var forced error = err
+	forced := err
 	if code != "" {
 		forced = codedErr{err, code}
 	}

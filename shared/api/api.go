@@ -383,6 +383,9 @@ func Derivers() store.Derivers {
 		redirects.Partition:  redirects.Derive,
 		pages.Partition:      pages.Derive,
 		collection.Partition: customcollections.Derive,
+		// The events requests stage with their changes (events.Ops),
+		// published in the log in id order.
+		events.StagedPartition: events.Publish,
 	}
 }
 
@@ -396,6 +399,7 @@ func UseStore(d *platform.Deps, st store.Store, localFeed bool) {
 	d.Feed = nil
 	if localFeed {
 		d.Feed = store.Feed(st, d.Derivers) // Retrying within
+		d.Feed.OnPark = func(ctx context.Context, record store.Key) { d.Metrics.ChangeParked(ctx, record.PK) }
 		inner = d.Feed
 	}
 	d.Store = idempotency.Wrap(inner)

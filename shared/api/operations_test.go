@@ -22,7 +22,7 @@ import (
 var metricNames = []string{
 	metrics.DeliveriesSent, metrics.DeliveriesFailed, metrics.DeliveriesRetried, metrics.DeliveriesDeadLettered,
 	metrics.DeliveryLatency, metrics.ProviderPolls, metrics.ProviderUpdates, metrics.ProviderFailures,
-	metrics.ThemeImportsDone, metrics.ThemeImportsFailed, metrics.CallLimited,
+	metrics.ThemeImportsDone, metrics.ThemeImportsFailed, metrics.CallLimited, metrics.ChangesParked,
 }
 
 // deadLetterQueues each need an alarm on their depth.

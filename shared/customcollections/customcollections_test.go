@@ -2,8 +2,10 @@ package customcollections_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"image"
@@ -13,11 +15,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/customcollections"
@@ -26,6 +31,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/images"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/seed"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -618,6 +624,141 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 		last := e.Do("GET", pages[2], nil).Expect(t, 200)
 		if back := e.Do("GET", last.Link("previous"), nil).Expect(t, 200).IDs(t, "custom_collections"); !slices.Equal(back, want[3:6]) {
 			t.Fatalf("previous page %v, want %v", back, want[3:6])
+		}
+	}, group)
+}
+
+// Two changes whose ids collide (two processes drew the same id in the same
+// second, about once in 2^21 pairs) are both derived: the second change's
+// event takes the log's next id, its notification another id of that
+// second, and nothing is left pending.
+func TestCollidingChangeIDsAreBothDerived(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		ctx := t.Context()
+		a := create(t, e, map[string]any{"title": "First"})
+		b := create(t, e, map[string]any{"title": "Second"})
+		stamp := func(id float64) store.Item {
+			it, err := e.Deps.Store.Get(ctx, collection.Key(int64(id)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return it
+		}
+		taken := stamp(a["id"].(float64)).Nums[store.ChangeNum]
+		notifications := func() int {
+			n, err := e.Deps.Store.Count(ctx, store.Query{PK: outbox.NotificationKey(0).PK})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := notifications()
+		// B's update, made by another process that drew A's id for it.
+		it := stamp(b["id"].(float64))
+		next := it
+		next.Version++
+		next.Data = bytes.Replace(it.Data, []byte(`"title":"Second"`), []byte(`"title":"Second, renamed"`), 1)
+		records.Stamp(admin.WithApp(ctx, &admin.App{ID: 1001, Name: "Demo App"}), &next, taken)
+		if err := e.Deps.Store.Transact(ctx, store.Put(next, store.IfVersion, it.Version)); err != nil {
+			t.Fatal(err)
+		}
+		items, _, err := e.Deps.Store.Query(ctx, store.Query{Index: store.GSI2, PK: events.SubjectPartition(events.Collection, int64(b["id"].(float64)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := records.DecodeAll[events.Event](items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 2 || evs[1].Verb != events.Update || evs[1].ID <= taken {
+			t.Fatalf("the second collection's events %+v: want its create and its update, above the taken id %d", evs, taken)
+		}
+		if n := notifications() - before; n != 1 {
+			t.Errorf("%d notifications of the update, want 1", n)
+		}
+		if pending, _, _ := e.Deps.Store.Query(ctx, store.Query{PK: store.PendingPartition}); len(pending) != 0 {
+			t.Errorf("%d pending items left", len(pending))
+		}
+	}, group)
+}
+
+// holdDerived fails the change feed's derivations (the transactions that
+// remove pending items) while held, as an unavailable store does.
+type holdDerived struct {
+	store.Store
+	held atomic.Bool
+}
+
+func (h *holdDerived) Transact(ctx context.Context, ops ...store.Op) error {
+	for i := range ops {
+		if h.held.Load() && ops[i].Kind == store.OpDelete && ops[i].Key.PK == store.PendingPartition {
+			return store.Unavailable("throttled", false, errors.New("held"))
+		}
+	}
+	return h.Store.Transact(ctx, ops...)
+}
+
+// What a change's derived items show is what was true when it committed:
+// its event's author is the app's name then, its notification's times are
+// in the shop's time zone then, however late the feed derives them.
+func TestDerivedItemsShowTheCommit(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		ctx := t.Context()
+		hold := &holdDerived{}
+		e.Change(func(d *platform.Deps) {
+			hold.Store = store.Innermost(d.Store)
+			api.UseStore(d, hold, true)
+		})
+		hold.held.Store(true)
+		c := create(t, e, map[string]any{"title": "As committed"})
+		id := int64(c["id"].(float64))
+		// Before the feed derives it, the app is renamed and the shop
+		// moves to another zone.
+		rewrite := func(k store.Key, from, to string) {
+			it, err := hold.Store.Get(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it.Data = bytes.Replace(it.Data, []byte(from), []byte(to), 1)
+			if err := hold.Store.Transact(ctx, store.Put(it, store.Always, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rewrite(auth.AppKey(1001), `"name":"Demo App"`, `"name":"Renamed App"`)
+		rewrite(auth.ShopKey, `"iana_timezone":"America/New_York"`, `"iana_timezone":"Asia/Tokyo"`)
+		hold.held.Store(false)
+		if err := e.Deps.Feed.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		items, _, err := e.Deps.Store.Query(ctx, store.Query{Index: store.GSI2, PK: events.SubjectPartition(events.Collection, id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := records.DecodeAll[events.Event](items)
+		if err != nil || len(evs) != 1 || evs[0].Author != "Demo App" {
+			t.Fatalf("the create's events %+v (%v): want one by Demo App, the app's name when it committed", evs, err)
+		}
+		notes, _, err := e.Deps.Store.Query(ctx, store.Query{PK: outbox.NotificationKey(0).PK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for i := range notes {
+			var n outbox.Notification
+			var p struct {
+				ID        int64  `json:"id"`
+				UpdatedAt string `json:"updated_at"`
+			}
+			if records.Decode(&notes[i], &n) != nil || json.Unmarshal(n.Payload, &p) != nil || p.ID != id {
+				continue
+			}
+			found = true
+			if !strings.HasSuffix(p.UpdatedAt, "-05:00") && !strings.HasSuffix(p.UpdatedAt, "-04:00") {
+				t.Errorf("the notification's updated_at %s is not in New York's zone, the shop's when it committed", p.UpdatedAt)
+			}
+		}
+		if !found {
+			t.Fatal("no notification of the create")
 		}
 	}, group)
 }

@@ -156,7 +156,7 @@ func (s Service) Get(ctx context.Context, id int64) (collection.Collection, erro
 // 1..n): the collection, its handle claim, count, collects, image chunks,
 // metafields, a Collection event and collections/create in one transaction.
 func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, error) {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(ctx)
 	now := admin.At(s.Clock.Now())
 	rec := collection.Record{
 		Collection: collection.Collection{Fields: collection.Fields{PublishedScope: collection.PublishedScope, SortOrder: collection.DefaultSortOrder, UpdatedAt: now}},
@@ -189,7 +189,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 		if len(item.Data) > records.MaxData {
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
-		records.Stamp(&item, s.IDs.Next(), app.ID)
+		records.Stamp(ctx, &item, s.IDs.Next())
 		if err := outbox.StampClock(ctx, s.Store, &item, collection.TopicCreate); err != nil {
 			return nil, err
 		}
@@ -219,7 +219,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 // (its numbers carried over as read) with its handle claim, image chunks,
 // metafields, a Collection event and collections/update.
 func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Collection, error) {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(ctx)
 	var rec collection.Record
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop}
@@ -251,7 +251,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 		if len(put.Item.Data) > records.MaxData {
 			return nil, admin.Invalid("body_html", msgTooLarge)
 		}
-		records.Stamp(&put.Item, s.IDs.Next(), app.ID)
+		records.Stamp(ctx, &put.Item, s.IDs.Next())
 		if err := outbox.StampClock(ctx, s.Store, &put.Item, collection.TopicUpdate); err != nil {
 			return nil, err
 		}
@@ -370,10 +370,17 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	if err != nil {
 		return nil, err
 	}
-	shop, err := auth.ReadShop(ctx, st)
+	// The payload's times in the shop's zone as the request saw it.
+	facts, stamped, err := records.FactsOf(c.New)
 	if err != nil {
 		return nil, err
 	}
+	shop := &admin.Shop{IANATimezone: facts.Zone}
+	if !stamped { // stamped before its facts were
+		if shop, err = auth.ReadShop(ctx, st); err != nil {
+			return nil, err
+		}
+	}
 	ops = append(ops, evs...)
-	return append(ops, outbox.OfChange(c.New, topic, collection.Resource, shown(next, shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
+	return append(ops, outbox.OfChange(c, topic, collection.Resource, shown(next, shop), outbox.MetafieldsOf(metafields.OwnerCustomCollection, next.ID))...), nil
 }

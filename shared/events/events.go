@@ -1,7 +1,10 @@
 // Package events is the shop's events log (docs/openapi.yaml: schema Event, the
-// Events operations). Every change that is logged commits its event in the same
-// transaction as the change itself: resources call Ops and append the result to
-// their writes.
+// Events operations). The change feed publishes every event, so that events
+// become visible in id order (through the log's head): the event of a
+// change to a record on the feed is derived from it (OfChange); every other
+// change that is logged commits its event staged, in the change's own
+// transaction (resources call Ops and append the result to their writes), and
+// the feed publishes it (Publish).
 //
 // Items: event/<id>; GSI1 event#type#<subject type>/<id> serves the type
 // filter, GSI2 event#subject#<type>#<subject id>/<id> the per-subject lists,
@@ -14,7 +17,9 @@ package events
 
 import (
 	"context"
+	"errors"
 	"html"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -189,12 +194,19 @@ func OfApp(gen *ids.Generator, appID int64, name, verb string) Event {
 }
 
 // OfChange are the writes of the event of a request's change to a record
-// (store.Change, its item stamped by records.Stamp): the event's id is the
-// change's, so it is dated when the change committed, and its author is the
-// stamping app's name (one GetItem). The change feed calls it.
+// (store.Change, its item stamped by records.Stamp): its id is the
+// change's unless the log already shows one as high (logged), so it is
+// dated when the change committed, and unique in the log whatever other
+// change drew the same id. Its author is the stamping app's name as the
+// request stamped it (records.Facts; for an item stamped before facts were,
+// as read now: one GetItem). The change feed calls it.
 func OfChange(ctx context.Context, st store.Store, it *store.Item, subject Subject, verb, extra string) ([]store.Op, error) {
-	author := ""
-	if by := it.Nums[store.ByNum]; by != 0 {
+	facts, stamped, err := records.FactsOf(it)
+	if err != nil {
+		return nil, err
+	}
+	author := facts.Author
+	if by := it.Nums[store.ByNum]; by != 0 && !stamped { // stamped before its facts were
 		app, err := auth.App(ctx, st, by)
 		if err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
 			return nil, err
@@ -203,11 +215,79 @@ func OfChange(ctx context.Context, st store.Store, it *store.Item, subject Subje
 			author = app.Name
 		}
 	}
-	return Ops(newEvent(it.Nums[store.ChangeNum], subject, verb, extra, author)), nil
+	ops, _, err := logged(ctx, st, newEvent(it.Nums[store.ChangeNum], subject, verb, extra, author))
+	return ops, err
 }
 
-// Ops are the writes that record ev; they go into the change's transaction.
+// The log's head: Nums[headLast] is the highest id the log shows. Every
+// event becomes visible in a transaction that moves the head, conditioned on
+// the version it read, so of two publishers one waits for the other and ids
+// become visible in increasing order: a reader following since_id misses
+// none, however many processes (or stream shards) publish.
+const (
+	headPartition = "event#head"
+	headLast      = "last"
+)
+
+// HeadKey is the log head's key.
+var HeadKey = store.Key{PK: headPartition, SK: "head"}
+
+// logged are the writes that publish ev in the log, and the id it takes:
+// its own when it is above the head's, else the next after it (its
+// created_at, the id's second, is then when it became visible); the head
+// moves to it in the same transaction (one GetItem, and one item more). A
+// caller whose transaction fails on HeadKey lost a race to another
+// publisher and derives again (store.Derivers does).
+func logged(ctx context.Context, st store.Store, ev Event) ([]store.Op, int64, error) {
+	head, err := st.Get(ctx, HeadKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		head = store.Item{PK: HeadKey.PK, SK: HeadKey.SK}
+	case err != nil:
+		return nil, 0, err
+	}
+	if last := head.Nums[headLast]; ev.ID <= last {
+		ev.ID = last + 1
+		ev.CreatedAt = admin.Time{Time: ids.Time(ev.ID)}
+	}
+	move := store.Put(store.Item{PK: HeadKey.PK, SK: HeadKey.SK, Version: head.Version + 1, Nums: map[string]int64{headLast: ev.ID}, Data: []byte("{}")}, store.IfVersion, head.Version)
+	if head.Version == 0 {
+		move.Cond = store.IfAbsent
+	}
+	return append(published(ev), move), ev.ID, nil
+}
+
+// StagedPartition holds the events requests commit with their changes
+// (Ops), until the change feed publishes them in the log (Publish).
+const StagedPartition = "event#staged"
+
+// Ops are the writes that record ev, made by a request in its change's
+// transaction: the event is staged there, and the change feed publishes
+// it in the log right after (Publish; in AWS from the table's stream), so
+// that it becomes visible in id order with every other event.
 func Ops(ev Event) []store.Op {
+	it := store.Item{PK: StagedPartition, SK: records.IDSK(ev.ID) + "#" + strconv.FormatUint(rand.Uint64(), 36), Version: 1,
+		Nums: map[string]int64{store.ChangeNum: ev.ID}, Data: records.Encode(&ev)}
+	return []store.Op{store.Put(it, store.IfAbsent, 0)}
+}
+
+// Publish is the change feed's work for a staged event (store.Deriver): its
+// publication in the log (logged) and the staged item's removal.
+func Publish(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+	if c.New == nil {
+		return nil, nil // the staged item's removal: done
+	}
+	var ev Event
+	if err := records.Decode(c.New, &ev); err != nil {
+		return nil, err
+	}
+	ops, _, err := logged(ctx, st, ev)
+	return append(ops, store.Delete(c.New.Key(), store.IfPresent, 0)), err
+}
+
+// published are the items of ev in the log: the event, its count and its
+// index entries.
+func published(ev Event) []store.Op {
 	it := ev.item(1)
 	ops := []store.Op{store.Put(it, store.IfAbsent, 0), records.CountOp(partition, 1)}
 	return append(ops, records.IndexOps(&it, nil, ev.entries())...)

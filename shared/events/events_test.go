@@ -116,6 +116,11 @@ func TestEvents(t *testing.T) {
 			wantIDs(t, e, fmt.Sprintf("/com/events.json?since_id=%d&limit=2&page=2", early), o1, c1)
 			wantIDs(t, e, fmt.Sprintf("/com/events.json?since_id=%d", pr2))
 		})
+		t.Run("since_id=0 is a since_id: ascending from the first", func(t *testing.T) {
+			wantIDs(t, e, "/com/events.json?since_id=0", early, p1, pr1, o1, c1, pr2)
+			wantIDs(t, e, "/com/events.json?since_id=0&limit=2", early, p1)
+			wantIDs(t, e, "/com/events.json?since_id=0&filter=Product,Collection", pr1, c1, pr2)
+		})
 		t.Run("limit and page", func(t *testing.T) {
 			wantIDs(t, e, "/com/events.json?limit=2", pr2, c1)
 			wantIDs(t, e, "/com/events.json?limit=2&page=2", o1, pr1)

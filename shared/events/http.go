@@ -20,8 +20,8 @@ import (
 type operations interface {
 	Count(ctx context.Context, created dates.Range) (int, error)
 	Get(ctx context.Context, id int64) (Event, error)
-	List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Event, records.Span, error)
-	OfSubject(ctx context.Context, subjectType string, id int64, sinceID int64, w records.Window) ([]Event, records.Span, error)
+	List(ctx context.Context, f Filter, since *int64, w records.Window) ([]Event, records.Span, error)
+	OfSubject(ctx context.Context, subjectType string, id int64, since *int64, w records.Window) ([]Event, records.Span, error)
 }
 
 type handler struct{ operations }
@@ -101,7 +101,7 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs, span, err := h.List(r.Context(), f, p.SinceID, p.Window())
+	evs, span, err := h.List(r.Context(), f, p.Since(), p.Window())
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (h handler) subjectList(subjectType string) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		evs, span, err := h.OfSubject(r.Context(), subjectType, id, p.SinceID, p.Window())
+		evs, span, err := h.OfSubject(r.Context(), subjectType, id, p.Since(), p.Window())
 		if err != nil {
 			return err
 		}

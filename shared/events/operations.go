@@ -55,12 +55,13 @@ func (f *Filter) matcher() records.Matcher {
 }
 
 // order sets a query's direction (newest first, or ascending after
-// since_id) and bounds it to the created range.
-func (f *Filter) order(q store.Query, sinceID int64) store.Query {
-	if sinceID > 0 {
-		q.After = records.IDSK(sinceID)
-	} else {
+// since, when given: since_id=0 too) and bounds it to the created range.
+func (f *Filter) order(q store.Query, since *int64) store.Query {
+	switch {
+	case since == nil:
 		q.Desc = true
+	case *since > 0:
+		q.After = records.IDSK(*since)
 	}
 	after, before := records.IDRange(f.Created)
 	return records.Tighten(q, after, before)
@@ -69,13 +70,13 @@ func (f *Filter) order(q store.Query, sinceID int64) store.Query {
 // queries are the partitions a list reads: the whole log or a verb's
 // entries, or one GSI1 partition per filtered type (of its verb's entries
 // when a verb is given).
-func (f *Filter) queries(sinceID int64) []store.Query {
+func (f *Filter) queries(since *int64) []store.Query {
 	if len(f.Types) == 0 {
 		q := store.Query{PK: partition}
 		if f.Verb != "" {
 			q.PK = VerbPartition(f.Verb)
 		}
-		return []store.Query{f.order(q, sinceID)}
+		return []store.Query{f.order(q, since)}
 	}
 	qs := make([]store.Query, len(f.Types))
 	for i, t := range f.Types {
@@ -83,16 +84,16 @@ func (f *Filter) queries(sinceID int64) []store.Query {
 		if f.Verb != "" {
 			q.PK = TypeVerbPartition(t, f.Verb)
 		}
-		qs[i] = f.order(q, sinceID)
+		qs[i] = f.order(q, since)
 	}
 	return qs
 }
 
 // List returns the window of the matching events, newest first (ascending
-// after a sinceID), and where it lies. Several types are merged from their
-// partitions, each read only as far as the page needs.
-func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Window) ([]Event, records.Span, error) {
-	qs := f.queries(sinceID)
+// after since, when given), and where it lies. Several types are merged
+// from their partitions, each read only as far as the page needs.
+func (s Service) List(ctx context.Context, f Filter, since *int64, w records.Window) ([]Event, records.Span, error) {
+	qs := f.queries(since)
 	if len(qs) == 1 {
 		return records.Spanned[Event](records.ListWindow(ctx, s.Store, qs[0], f.matcher(), w))
 	}
@@ -111,8 +112,7 @@ func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Wi
 // no other filter): unbounded, the log's counter; bounded, the keys of the range.
 func (s Service) Count(ctx context.Context, created dates.Range) (int, error) {
 	f := Filter{Created: created}
-	q := f.order(store.Query{PK: partition}, 0)
-	q.Desc = false
+	q := f.order(store.Query{PK: partition}, new(int64))
 	return records.CountOf(ctx, s.Store, partition, q, f.matcher())
 }
 
@@ -128,8 +128,9 @@ func (s Service) Get(ctx context.Context, id int64) (Event, error) {
 var subjectPartitions = map[string]string{Order: parents.OrderPartition, Product: parents.ProductPartition}
 
 // OfSubject returns the events of one order or product, newest first
-// (ascending after a sinceID); an unknown subject is admin.NotFound.
-func (s Service) OfSubject(ctx context.Context, subjectType string, id, sinceID int64, w records.Window) ([]Event, records.Span, error) {
+// (ascending after since, when given); an unknown subject is
+// admin.NotFound.
+func (s Service) OfSubject(ctx context.Context, subjectType string, id int64, since *int64, w records.Window) ([]Event, records.Span, error) {
 	if _, err := s.Store.Get(ctx, store.Key{PK: subjectPartitions[subjectType], SK: records.IDSK(id)}); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, records.Span{}, admin.NotFound
@@ -137,7 +138,7 @@ func (s Service) OfSubject(ctx context.Context, subjectType string, id, sinceID 
 		return nil, records.Span{}, err
 	}
 	var f Filter
-	q := f.order(store.Query{Index: store.GSI2, PK: SubjectPartition(subjectType, id)}, sinceID)
+	q := f.order(store.Query{Index: store.GSI2, PK: SubjectPartition(subjectType, id)}, since)
 	return records.Spanned[Event](records.ListWindow(ctx, s.Store, q, nil, w))
 }
 

@@ -27,7 +27,10 @@ type Page struct {
 	Limit   int
 	Page    int   // from 1
 	SinceID int64 // 0 when absent
-	Fields  Fields
+	// SinceGiven says since_id was given: since_id=0 is a since_id (a list
+	// newest first by default reads ascending from 0), not its absence.
+	SinceGiven bool
+	Fields     Fields
 	// Cursor is where a page_info continues the list (zero without one).
 	Cursor records.Cursor
 }
@@ -35,6 +38,14 @@ type Page struct {
 // Window is the part of the list the page asks for.
 func (p Page) Window() records.Window {
 	return records.Window{Offset: p.Offset(), Limit: p.Limit, Cursor: p.Cursor}
+}
+
+// Since is the since_id given, nil when absent.
+func (p Page) Since() *int64 {
+	if !p.SinceGiven {
+		return nil
+	}
+	return &p.SinceID
 }
 
 // Offset is the number of matching records before this page.
@@ -66,7 +77,7 @@ func ParsePage(r *http.Request) (Page, error) {
 	if err != nil {
 		return p, err
 	}
-	p.SinceID = id
+	p.SinceID, p.SinceGiven = id, q.Get("since_id") != ""
 	return p, nil
 }
 

@@ -50,6 +50,10 @@ const (
 
 	// Call-limit 429s, by AppId.
 	CallLimited = "CallLimited"
+
+	// Changes the local change feed parked after their derivation kept
+	// failing (store.Fed), by Partition: one line per change parked.
+	ChangesParked = "ChangesParked"
 )
 
 // Dimension names.
@@ -57,6 +61,8 @@ const (
 	Outcome = "Outcome"
 	Job     = "Job"
 	AppID   = "AppId"
+	// Partition is the partition of a record whose change was parked.
+	Partition = "Partition"
 )
 
 // Units (CloudWatch's names).
@@ -201,6 +207,14 @@ func (r *Recorder) ThemeImport(ctx context.Context, done bool) {
 func (r *Recorder) CallLimit(ctx context.Context, appID int64) {
 	r.Emit(ctx, Set{Dimensions: []Dimension{{AppID, strconv.FormatInt(appID, 10)}}, Metrics: []Metric{
 		{CallLimited, Count, 1},
+	}})
+}
+
+// ChangeParked records a change of a record of partition that the change
+// feed parked.
+func (r *Recorder) ChangeParked(ctx context.Context, partition string) {
+	r.Emit(ctx, Set{Dimensions: []Dimension{{Partition, partition}}, Metrics: []Metric{
+		{ChangesParked, Count, 1},
 	}})
 }
 

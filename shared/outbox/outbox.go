@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -114,14 +115,21 @@ func StampClock(ctx context.Context, st store.Store, it *store.Item, topic strin
 }
 
 // OfChange returns the writes that fire topic for a request's change to a
-// record (its item stamped by records.Stamp and StampClock): the
+// record (c, its item stamped by records.Stamp and StampClock): the
 // notification's id is the change's, so it is dated when the change
 // committed, and it goes to the webhooks subscribed by then. The change
-// feed calls it.
-func OfChange(it *store.Item, topic, resource string, payload any, opts ...Option) []store.Op {
+// feed calls it. Another process may have drawn the same id for another
+// change (about once in 2^21 pairs drawn in one second) and taken the
+// notification's key: a later attempt of the derivation (c.Attempt) takes
+// another id of the same second, at random, as ids does.
+func OfChange(c store.Change, topic, resource string, payload any, opts ...Option) []store.Op {
+	it := c.New
 	tick := it.Nums[store.ClockNum]
 	id := it.Nums[store.ChangeNum]
 	at := ids.Time(id)
+	if c.Attempt > 0 {
+		id = ids.At(at) | rand.Int64N(1<<21)
+	}
 	n := Notification{ID: id, Topic: topic, Resource: resource, Payload: records.Encode(payload), TriggeredAt: admin.At(at), Clock: &tick}
 	for _, o := range opts {
 		o(&n)

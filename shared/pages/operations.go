@@ -145,7 +145,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Page, error) {
 			return nil, err
 		}
 		it := p.item(1)
-		records.Stamp(&it, s.IDs.Next(), app.ID)
+		records.Stamp(ctx, &it, s.IDs.Next())
 		return append([]store.Op{store.Put(it, store.IfAbsent, 0)}, mops...), nil
 	})
 	return p, err
@@ -154,7 +154,6 @@ func (s Service) Create(ctx context.Context, in *Input) (Page, error) {
 // Update changes a page: a new handle moves its claim, and the event is
 // published, unpublished or update as the change of published state says.
 func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) {
-	app := admin.AppFrom(ctx)
 	var p Page
 	var claim store.Key // the handle or guard the change claims, if any
 	err := records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
@@ -172,7 +171,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 			p.Handle = *in.Handle
 		}
 		next := p.item(it.Version + 1)
-		records.Stamp(&next, s.IDs.Next(), app.ID)
+		records.Stamp(ctx, &next, s.IDs.Next())
 		ops := []store.Op{store.Put(next, store.IfVersion, it.Version)}
 		if p.Handle != oldHandle {
 			claimOp := handles.Claim(HandleNamespace, p.Handle, p.ID)

@@ -1,6 +1,8 @@
 package pages_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -347,6 +349,66 @@ func TestLargestPageUpdate(t *testing.T) {
 		e.Do("PUT", path(p), map[string]any{"page": map[string]any{"title": "New", "handle": "new-one", "published": false}}).Expect(t, 200)
 		if n := e.Do("GET", "/web/pages/count.json?title=New&published_status=unpublished", nil).Expect(t, 200).JSON(t)["count"]; n != 1.0 {
 			t.Fatalf("count %v", n)
+		}
+	}, group)
+}
+
+// Eight writers each create a page and at once read it back as a list by
+// its own title, a count by that title and its create event, while the
+// others write: what a request changed is visible to the next request,
+// whatever else is being derived meanwhile.
+func TestOwnWritesVisibleUnderConcurrency(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		const writers = 8
+		rounds := map[bool]int{true: 2, false: 12}[strings.Contains(t.Name(), "dynamodb")]
+		var mu sync.Mutex
+		var missed []string
+		miss := func(format string, args ...any) {
+			mu.Lock()
+			missed = append(missed, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					title := fmt.Sprintf("own %d-%d", w, r)
+					res := e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": title}})
+					if res.Status != 201 {
+						miss("create %q: %d", title, res.Status)
+						return
+					}
+					var created struct {
+						Page struct{ ID int64 } `json:"page"`
+					}
+					if err := json.Unmarshal(res.Body, &created); err != nil {
+						miss("%v", err)
+						return
+					}
+					id := created.Page.ID
+					list := e.Do("GET", "/web/pages.json?title="+url.QueryEscape(title), nil)
+					var l struct {
+						Pages []struct{ ID int64 } `json:"pages"`
+					}
+					if json.Unmarshal(list.Body, &l); list.Status != 200 || len(l.Pages) != 1 || l.Pages[0].ID != id {
+						miss("list by title %q: %d %s", title, list.Status, list.Body)
+					}
+					count := e.Do("GET", "/web/pages/count.json?title="+url.QueryEscape(title), nil)
+					if count.Status != 200 || strings.TrimSpace(string(count.Body)) != `{"count":1}` {
+						miss("count by title %q: %d %s", title, count.Status, count.Body)
+					}
+					items, _, err := e.Deps.Store.Query(context.Background(), store.Query{Index: store.GSI2, PK: events.SubjectPartition(events.Page, id)})
+					if err != nil || len(items) != 1 {
+						miss("create event of %q: %d events, %v", title, len(items), err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if len(missed) > 0 {
+			t.Errorf("%d of %d reads of one's own write missed it, e.g. %s", len(missed), 3*writers*rounds, missed[0])
 		}
 	}, group)
 }

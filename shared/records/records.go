@@ -270,11 +270,11 @@ func Transact(ctx context.Context, st store.Store, ops ...store.Op) error {
 }
 
 // Fits reports whether ops, plus extra more, make one transaction once
-// Transact has folded the count-shard ops (one per partition), leaving
-// room for the local change feed's pending items of one change, so that a
+// Transact has folded the count-shard ops (one per partition). The local
+// change feed's pending items count toward no limit (store.Validate), so a
 // change fits in AWS exactly when it fits locally.
 func Fits(ops []store.Op, extra int) bool {
-	n, counts := extra+store.PendingItems, map[string]bool{}
+	n, counts := extra, map[string]bool{}
 	for i := range ops {
 		op := &ops[i]
 		if op.Kind == store.OpAdd && op.Cond == store.Always && strings.HasPrefix(op.Key.PK, "count#") {
@@ -363,17 +363,47 @@ func each(ctx context.Context, st store.Store, q store.Query, pageLimit func() i
 
 // Stamp marks it as a request's change whose derived work the change feed
 // does (store.ChangeNum): change is the change's id (from the service's
-// ids: its event's and notification's id, dated by it), by the app that
-// made it. Stamp the record's item in every write of a request.
-func Stamp(it *store.Item, change, by int64) {
+// ids: its event's and notification's id, dated by it), made by the
+// request's app (store.ByNum), with the Facts its derived items show as
+// of the commit (Item.Stamp). Stamp the record's item in every write of a
+// request.
+func Stamp(ctx context.Context, it *store.Item, change int64) {
 	nums := make(map[string]int64, len(it.Nums)+2)
 	for k, v := range it.Nums {
 		if k != store.ClockNum {
 			nums[k] = v
 		}
 	}
-	nums[store.ChangeNum], nums[store.ByNum] = change, by
-	it.Nums = nums
+	var f Facts
+	if app := admin.AppFrom(ctx); app != nil {
+		nums[store.ByNum], f.Author = app.ID, app.Name
+	}
+	if shop := admin.ShopFrom(ctx); shop != nil {
+		f.Zone = shop.IANATimezone
+	}
+	nums[store.ChangeNum] = change
+	it.Nums, it.Stamp = nums, Encode(&f)
+}
+
+// Facts are what a change's derived items show as they were when it
+// committed, whenever the change feed derives them: the name of the app
+// that made it (an event's author), the shop's time zone (the times of a
+// notification's payload), as the request saw them.
+type Facts struct {
+	Author string `json:"author"`
+	Zone   string `json:"zone"`
+}
+
+// FactsOf returns the facts stamped on a change's item; ok is false for
+// an item stamped before facts were (read them from the store then).
+func FactsOf(it *store.Item) (f Facts, ok bool, err error) {
+	if len(it.Stamp) == 0 {
+		return f, false, nil
+	}
+	if err := json.Unmarshal(it.Stamp, &f); err != nil {
+		return f, false, fmt.Errorf("records: stamp of %s/%s: %w", it.PK, it.SK, err)
+	}
+	return f, true, nil
 }
 
 // DecodeChange decodes a change's images (nil where absent).

@@ -106,7 +106,7 @@ func (s Service) Create(ctx context.Context, in *Input) (Redirect, error) {
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		rd.ID = id
 		it := rd.item(1)
-		records.Stamp(&it, id, admin.AppFrom(ctx).ID) // the feed counts it (Derive)
+		records.Stamp(ctx, &it, id) // the feed counts it (Derive)
 		return []store.Op{store.Put(it, store.IfAbsent, 0), pathGuard(rd.Path, id)}, nil
 	})
 	if store.FailedOn(err, pathKey(rd.Path)) {

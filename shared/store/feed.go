@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,7 +30,16 @@ import (
 
 // Change is one committed write of an item, as a change stream reports it:
 // its image before and after (nil when absent).
-type Change struct{ Old, New *Item }
+type Change struct {
+	Old, New *Item
+	// Attempt counts the derivations of the change that failed on a
+	// condition that was not its own earlier application (Derivers.apply):
+	// a race lost to another publisher of the events log, or an item
+	// keyed by the change's stamp that another change, which drew the
+	// same id, holds. A deriver keying an item by the stamp takes another
+	// key when it is above 0 (outbox.OfChange).
+	Attempt int
+}
 
 // Key is the changed item's key.
 func (c *Change) Key() Key {
@@ -87,13 +98,17 @@ const AppliedTTL = 48 * time.Hour
 
 // ApplyOnce writes c's derived writes in one transaction with a marker
 // naming the change (the item's key and stamp, or its last version for a
-// removal), so that a replayed stream record changes nothing. now dates the
-// marker's expiry.
+// removal: the stamp is fresh for every change of a record, so a marker
+// names one version of it), so that a replayed stream record changes
+// nothing. now dates the marker's expiry. The marker's format is what a
+// replay across a deploy is recognised by: keep it.
 func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
-	ops, err := ds.derive(ctx, st, c)
-	if err != nil || len(ops) == 0 {
-		return err
-	}
+	m := marker(c, now)
+	return ds.apply(ctx, st, c, []Op{m}, false, m.Item.Key(), true)
+}
+
+// marker is ApplyOnce's marker of c, expiring AppliedTTL after now.
+func marker(c Change, now time.Time) Op {
 	k := c.Key()
 	sk := k.PK + "\n" + k.SK + "\n"
 	if c.New != nil {
@@ -101,9 +116,52 @@ func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.T
 	} else {
 		sk += "removed " + strconv.FormatInt(c.Old.Version, 10)
 	}
-	marker := Key{PK: appliedPartition, SK: sk}
-	ops = append(ops, Put(Item{PK: marker.PK, SK: marker.SK, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0))
-	return alreadyDone(ctx, st, st.Transact(ctx, ops...), marker, true)
+	return Put(Item{PK: appliedPartition, SK: sk, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0)
+}
+
+// RaceTries bounds how often a change's derivation is made again after its
+// transaction lost a race: a failed condition that is not its own earlier
+// application, such as another publisher moving the events log's head
+// between the derivation's read of it and its commit. Tries after the
+// second wait a jittered backoff first (raceBackoff), so that publishers
+// contending for the head (the change-feed function on several shards)
+// take turns instead of colliding again at once.
+const RaceTries = 30
+
+// raceBackoff is the longest wait before a try, doubling from 1 ms.
+const raceBackoff = 64 * time.Millisecond
+
+// apply derives c and commits its writes with guard, the ops that make it
+// happen once (ApplyOnce's marker, the local feed's removal of its pending
+// items; always written when always, else only with derived work), in one
+// transaction. A failed condition is the change's earlier application when
+// done says so (present or gone, alreadyDone); otherwise a lost race, and
+// the change is derived again from fresh reads, at most RaceTries times.
+func (ds Derivers) apply(ctx context.Context, st Store, c Change, guard []Op, always bool, done Key, present bool) error {
+	for try := 1; ; try++ {
+		c.Attempt = try - 1
+		ops, err := ds.derive(ctx, st, c)
+		if err != nil || (len(ops) == 0 && !always) {
+			return err
+		}
+		// What a change derives fits one transaction with the stream's
+		// marker, whichever feed applies it: the same limits everywhere.
+		if err := Validate(append(slices.Clip(ops), marker(c, time.Unix(0, 0)))); err != nil {
+			return err
+		}
+		err = alreadyDone(ctx, st, st.Transact(ctx, append(ops, guard...)...), done, present)
+		if err == nil || !errors.Is(err, ErrConditionFailed) || try == RaceTries {
+			return err
+		}
+		if try > 1 {
+			wait := min(time.Millisecond<<(try-2), raceBackoff)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(rand.N(wait) + 1):
+			}
+		}
+	}
 }
 
 // alreadyDone resolves err, a derived transaction's failure: a failed
@@ -127,56 +185,77 @@ func alreadyDone(ctx context.Context, st Store, err error, k Key, present bool) 
 // PendingPartition holds the local feed's changes not yet derived.
 const PendingPartition = "feed#pending"
 
-// PendingItems is how many items the local feed adds to a transaction per
-// change of a deriving record (its images before and after).
-const PendingItems = 2
+// ParkedPartition holds the local feed's changes whose derivation failed
+// MaxDeriveTries times: their pending items, as they were, for an operator
+// to redrive (docs/operations.md).
+const ParkedPartition = "feed#parked"
+
+// MaxDeriveTries is how often the local feed tries to derive a change that
+// fails for a reason other than the store's unavailability (a deriver's
+// error, a transaction the store refuses) before it parks it. Until then
+// the change holds back the later changes of its record, and only those;
+// unavailability is retried without a bound, as it heals.
+const MaxDeriveTries = 5
 
 // Fed is the local runner's and the tests' change feed: each transaction
 // writing a record of a deriving partition also writes the change (the
 // record's image before, read first, and after) as pending items, in the
-// same transaction, so a change is never lost; right after the commit the
-// pending changes are derived, in commit order, each in one transaction
-// with the removal of its pending items, so each is derived once. While
-// every change this process committed was derived, the commit derives from
-// the images it holds; after a failure (or at start, when an earlier
-// process may have left some) a drain reads the pending partition (Drain):
-// the next commit's, or the runner's at start and every few seconds. So
-// what a request changed is visible to the next request, as on a
-// development store. In AWS the DynamoDB stream plays this part.
+// same transaction, so a change is never lost; right after its commit, and
+// before Transact returns, the change is derived, in one transaction with
+// the removal of its pending items, so each is derived once and what a
+// request changed is visible to the next request. A record's changes derive
+// in the order they committed; changes of different records do not wait
+// for each other. What a failure left pending is derived by the record's
+// next change or the next Drain (the runner's every few seconds); what an
+// earlier process left, by the first commit or Drain (the pending partition
+// is read once per process). A change that keeps failing is parked after
+// MaxDeriveTries. In AWS the DynamoDB stream plays this part.
 type Fed struct {
 	Store          // Retrying's: the requests' commits and reads
-	once     Store // beneath it: a drain tries each call once (see Feed)
+	once     Store // beneath it: a derivation tries each call once (see Feed)
 	derivers Derivers
 	prefix   string // this process's pending keys sort after earlier ones'
+	// OnPark, when set, is told of every change parked (the composition
+	// root counts it in a metric); set before the feed is used.
+	OnPark func(ctx context.Context, record Key)
 
-	mu  sync.Mutex // one drain at a time: changes derive in order
-	seq uint64     // the last change's
-	// clean says every pending change is in ready or in flight: none left
-	// by a failure or by an earlier process.
-	clean bool
+	mu     sync.Mutex // derivations, one at a time, and the fields below
+	waited *sync.Cond // on mu: a change in flight settled
+	seq    uint64     // the last change's
 	// A change's seq is taken after it read its record, so of two changes
 	// to one record the later has the larger seq, and the earlier had
-	// committed when the later took it. ready holds the committed changes
-	// not yet derived, inflight the seqs of those still committing; a
-	// change derives once none before it is in flight, so each record's
-	// changes derive in order.
-	ready    []pendingChange
-	inflight map[uint64]bool
+	// committed when the later took it. inflight holds the records of the
+	// changes still committing, by seq; queues the committed changes not
+	// yet derived, by record, in commit order. A change derives once no
+	// earlier change of its record is in flight or queued.
+	inflight map[uint64]Key
+	queues   map[Key][]*pendingChange
+	// loaded says the pending partition was read: what an earlier process
+	// left is in queues, before this process's changes of the same records.
+	loaded bool
 }
 
 // pendingChange is a committed change and its pending items.
 type pendingChange struct {
-	seq  uint64
+	seq  uint64 // 0 for one an earlier process left
+	name string // its pending items' keys without "#0" or "#1"
 	c    Change
-	keys []Key
+	keys []Key // its pending items, the last its "#1"
+	// uncertain says its commit's outcome is unknown (store.ErrUnavailable):
+	// it is derived only if its pending items are there.
+	uncertain bool
+	fails     int // failed derivations, unavailability not counted
 }
 
 // Feed is st under the retry layer (Retrying) with its changes deriving
-// ds's work. A drain, which holds the feed's lock, tries each of its calls
-// once: a retry's backoff there would hold up every other commit's
-// drain, and what fails the next drain does.
+// ds's work. A derivation, which holds the feed's lock, tries each of its
+// calls once: a retry's backoff there would hold up every other commit's
+// derivation, and what fails the next drain does.
 func Feed(st Store, ds Derivers) *Fed {
-	return &Fed{Store: Retrying(st), once: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano()), inflight: map[uint64]bool{}}
+	f := &Fed{Store: Retrying(st), once: st, derivers: ds, prefix: fmt.Sprintf("%020d-", time.Now().UnixNano()),
+		inflight: map[uint64]Key{}, queues: map[Key][]*pendingChange{}}
+	f.waited = sync.NewCond(&f.mu)
+	return f
 }
 
 // Unwrap returns the fed store.
@@ -197,6 +276,7 @@ type pendingHeader struct {
 	V      int64            `json:"v,omitempty"`
 	Nums   map[string]int64 `json:"nums,omitempty"`
 	TTL    int64            `json:"ttl,omitempty"`
+	Stamp  []byte           `json:"st,omitempty"`
 }
 
 func encodePending(old bool, it *Item) []byte {
@@ -204,7 +284,7 @@ func encodePending(old bool, it *Item) []byte {
 	var data []byte
 	if it != nil {
 		h = pendingHeader{Old: old, PK: it.PK, SK: it.SK, GSI1PK: it.GSI1PK, GSI1SK: it.GSI1SK, GSI2PK: it.GSI2PK, GSI2SK: it.GSI2SK,
-			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt}
+			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt, Stamp: it.Stamp}
 		data = it.Data
 	}
 	b, err := json.Marshal(h)
@@ -224,11 +304,12 @@ func decodePending(b []byte) (old bool, it *Item, err error) {
 		return h.Old, nil, nil
 	}
 	return h.Old, &Item{PK: h.PK, SK: h.SK, GSI1PK: h.GSI1PK, GSI1SK: h.GSI1SK, GSI2PK: h.GSI2PK, GSI2SK: h.GSI2SK,
-		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Data: bytes.Clone(data)}, nil
+		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Stamp: h.Stamp, Data: bytes.Clone(data)}, nil
 }
 
 // Transact commits ops with the pending changes of the deriving records
-// they write, then derives them.
+// they write, then derives them (after any earlier change of the same
+// records) before it returns.
 func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
 	changes, err := f.derivers.ChangesOf(ctx, f.Store, ops)
 	if err != nil {
@@ -237,44 +318,140 @@ func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
 	if len(changes) == 0 {
 		return f.Store.Transact(ctx, ops...)
 	}
-	pend := make([]pendingChange, len(changes))
+	pend := make([]*pendingChange, len(changes))
 	f.mu.Lock()
 	for i := range pend {
 		f.seq++
-		pend[i].seq = f.seq
-		f.inflight[f.seq] = true
+		pend[i] = &pendingChange{seq: f.seq, name: f.prefix + fmt.Sprintf("%012d", f.seq), c: changes[i]}
+		f.inflight[f.seq] = changes[i].Key()
 	}
 	f.mu.Unlock()
 	all := ops[:len(ops):len(ops)]
-	for i, c := range changes {
-		sk := f.prefix + fmt.Sprintf("%012d", pend[i].seq)
-		pend[i].c = c
-		if c.Old != nil {
-			k := Key{PK: PendingPartition, SK: sk + "#0"}
-			all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(true, c.Old)}, Always, 0))
-			pend[i].keys = append(pend[i].keys, k)
+	for _, p := range pend {
+		if p.c.Old != nil {
+			k := Key{PK: PendingPartition, SK: p.name + "#0"}
+			all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(true, p.c.Old)}, Always, 0))
+			p.keys = append(p.keys, k)
 		}
-		k := Key{PK: PendingPartition, SK: sk + "#1"}
-		all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(false, c.New)}, Always, 0))
-		pend[i].keys = append(pend[i].keys, k)
+		k := Key{PK: PendingPartition, SK: p.name + "#1"}
+		all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(false, p.c.New)}, Always, 0))
+		p.keys = append(p.keys, k)
 	}
 	err = f.Store.Transact(ctx, all...)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	maybe := errors.Is(err, ErrUnavailable) // it may have committed
 	for _, p := range pend {
 		delete(f.inflight, p.seq)
+		if err == nil || maybe {
+			p.uncertain = maybe
+			f.enqueue(p)
+		}
 	}
-	switch {
-	case err == nil:
-		f.ready = append(f.ready, pend...)
-	case errors.Is(err, ErrUnavailable):
-		f.clean = false // it may have committed: read the partition
-	}
-	// The changes after these may have waited for them.
-	if derr := f.drain(ctx); derr != nil {
-		slog.Warn("change feed: derived work left for the next drain", "error", derr.Error())
+	f.waited.Broadcast()
+	if err == nil || maybe {
+		for _, p := range pend {
+			if derr := f.deriveRecord(ctx, p.c.Key(), p.seq); derr != nil {
+				slog.Warn("change feed: derived work left for the next drain", "record", p.c.Key().PK+"/"+p.c.Key().SK, "error", derr.Error())
+			}
+		}
+		f.heal(ctx)
 	}
 	return err
+}
+
+// heal derives what the store's unavailability left queued of records
+// with nothing in flight: a commit heals what an earlier one's failure
+// left, as the next Drain would. A change that failed otherwise is left
+// to Drain, so that its tries (MaxDeriveTries) are the runner's, seconds
+// apart. Called with mu held.
+func (f *Fed) heal(ctx context.Context) {
+	for k, q := range f.queues {
+		if len(q) == 0 || q[0].fails > 0 || f.earlierInFlight(k, q[len(q)-1].seq+1) {
+			continue
+		}
+		if err := f.deriveRecord(ctx, k, q[len(q)-1].seq); err != nil {
+			return // the next commit or Drain tries again
+		}
+	}
+}
+
+// enqueue adds p to its record's queue, in commit order (what an earlier
+// process left first, in its keys' order). Called with mu held.
+func (f *Fed) enqueue(p *pendingChange) {
+	k := p.c.Key()
+	q := f.queues[k]
+	i, _ := slices.BinarySearchFunc(q, p, func(a, b *pendingChange) int {
+		return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.name, b.name))
+	})
+	f.queues[k] = slices.Insert(q, i, p)
+}
+
+// deriveRecord derives the queued changes of record k up to seq upTo, in
+// order, once no earlier change of k is in flight. A change that fails
+// stops it (it holds back the record's later changes) until it is parked.
+// Called with mu held; it may wait on waited.
+func (f *Fed) deriveRecord(ctx context.Context, k Key, upTo uint64) error {
+	if err := f.load(ctx); err != nil {
+		return err
+	}
+	for f.earlierInFlight(k, upTo) {
+		f.waited.Wait()
+	}
+	for q := f.queues[k]; len(q) > 0 && q[0].seq <= upTo; q = f.queues[k] {
+		p := q[0]
+		err := f.derivePendingChange(ctx, p)
+		if err != nil && !errors.Is(err, ErrUnavailable) {
+			p.fails++
+		}
+		if err != nil && p.fails >= MaxDeriveTries {
+			err = f.park(ctx, p, err)
+		}
+		if err != nil {
+			return err
+		}
+		if len(q) == 1 {
+			delete(f.queues, k)
+		} else {
+			f.queues[k] = q[1:]
+		}
+	}
+	return nil
+}
+
+// earlierInFlight says whether a change of k before seq is still
+// committing. Called with mu held.
+func (f *Fed) earlierInFlight(k Key, seq uint64) bool {
+	for s, r := range f.inflight {
+		if s < seq && r == k {
+			return true
+		}
+	}
+	return false
+}
+
+// park moves p's pending items to the parked partition, in one
+// transaction, and says so in the log and to OnPark: the record's later
+// changes then go on. Called with mu held.
+func (f *Fed) park(ctx context.Context, p *pendingChange, cause error) error {
+	ops := make([]Op, 0, 2*len(p.keys))
+	for i, k := range p.keys {
+		img := p.c.New
+		if i < len(p.keys)-1 {
+			img = p.c.Old
+		}
+		ops = append(ops, Put(Item{PK: ParkedPartition, SK: k.SK, Version: 1, Data: encodePending(i < len(p.keys)-1, img)}, Always, 0), Delete(k, Always, 0))
+	}
+	if err := f.once.Transact(ctx, ops...); err != nil {
+		return err
+	}
+	k := p.c.Key()
+	slog.Error("change feed: a change whose derivation keeps failing is parked; the record's later changes go on",
+		"record", k.PK+"/"+k.SK, "parked", ParkedPartition+"/"+p.name, "tries", p.fails, "error", cause.Error())
+	if f.OnPark != nil {
+		f.OnPark(ctx, k)
+	}
+	return nil
 }
 
 // ChangesOf returns the changes ops would make to deriving records, read
@@ -309,104 +486,95 @@ func (ds Derivers) ChangesOf(ctx context.Context, st Store, ops []Op) ([]Change,
 	return changes, nil
 }
 
-// Drain derives every pending change, oldest first, reading them from the
-// pending partition: what failures and earlier processes left.
+// Drain derives every change left pending: by a failure, or, the first
+// time, by an earlier process. It returns the first failure.
 func (f *Fed) Drain(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.clean = false
-	return f.drain(ctx)
+	if err := f.load(ctx); err != nil {
+		return err
+	}
+	var first error
+	for _, k := range slices.Collect(maps.Keys(f.queues)) {
+		q := f.queues[k]
+		if len(q) == 0 {
+			continue
+		}
+		if err := f.deriveRecord(ctx, k, q[len(q)-1].seq); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
-// drain derives the ready changes that no change in flight precedes, or,
-// unless clean, every stored one. Called with mu held.
-func (f *Fed) drain(ctx context.Context) error {
-	if !f.clean {
-		// Every ready change is committed, so the partition holds it; one
-		// still in flight that the read finds committed is derived now,
-		// and its own drain then finds its pending items gone.
-		f.ready = f.ready[:0]
-		if err := f.drainStored(ctx); err != nil {
-			return err
-		}
-		f.clean = true
+// load reads, once, the changes an earlier process left pending into the
+// queues, ahead of this process's. Called with mu held.
+func (f *Fed) load(ctx context.Context) error {
+	if f.loaded {
 		return nil
 	}
-	slices.SortFunc(f.ready, func(a, b pendingChange) int { return cmp.Compare(a.seq, b.seq) })
-	first := uint64(math.MaxUint64)
-	for s := range f.inflight {
-		first = min(first, s)
-	}
-	for len(f.ready) > 0 && f.ready[0].seq < first {
-		p := f.ready[0]
-		if err := f.derivePendingChange(ctx, p.c, p.keys); err != nil {
-			f.clean = false
+	var found []*pendingChange
+	var cur *pendingChange
+	q := Query{PK: PendingPartition, Limit: 100}
+	for {
+		items, next, err := f.once.Query(ctx, q)
+		if err != nil {
 			return err
 		}
-		f.ready = f.ready[1:]
+		for i := range items {
+			name, _, _ := strings.Cut(items[i].SK, "#")
+			if strings.HasPrefix(name, f.prefix) {
+				continue // this process's: queued when it committed
+			}
+			old, it, err := decodePending(items[i].Data)
+			if err != nil {
+				slog.Error("change feed: unreadable pending item left as it is", "item", PendingPartition+"/"+items[i].SK, "error", err.Error())
+				continue
+			}
+			if cur == nil || cur.name != name {
+				cur = &pendingChange{name: name}
+			}
+			cur.keys = append(cur.keys, items[i].Key())
+			if old {
+				cur.c.Old = it
+				continue
+			}
+			cur.c.New = it
+			if cur.c.Old != nil || cur.c.New != nil {
+				found = append(found, cur)
+			}
+			cur = nil
+		}
+		if next == "" {
+			break
+		}
+		q.Cursor = next
 	}
+	for _, p := range found {
+		f.enqueue(p)
+	}
+	f.loaded = true
 	return nil
 }
 
-// drainStored derives the pending partition's changes, oldest first.
-func (f *Fed) drainStored(ctx context.Context) error {
-	for {
-		items, _, err := f.once.Query(ctx, Query{PK: PendingPartition, Limit: 100})
-		if err != nil || len(items) == 0 {
+// derivePendingChange writes p's derived work and removes its pending
+// items, in one transaction.
+func (f *Fed) derivePendingChange(ctx context.Context, p *pendingChange) error {
+	last := p.keys[len(p.keys)-1]
+	if p.uncertain {
+		_, err := f.once.Get(ctx, last)
+		if errors.Is(err, ErrNotFound) {
+			return nil // it never committed
+		}
+		if err != nil {
 			return err
 		}
-		done := 0
-		for done < len(items) {
-			n, err := f.derivePending(ctx, items[done:])
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				break // a change cut by the page: read it whole again
-			}
-			done += n
-		}
-		if done == 0 {
-			return fmt.Errorf("store: pending change %s unreadable", items[0].SK)
-		}
+		p.uncertain = false
 	}
-}
-
-// derivePending derives the change at the head of items (its "#0" item, if
-// any, then its "#1"), returning how many items it took; 0 when the page
-// ends inside it.
-func (f *Fed) derivePending(ctx context.Context, items []Item) (int, error) {
-	var c Change
-	var keys []Key
-	for i := range items {
-		old, it, err := decodePending(items[i].Data)
-		if err != nil {
-			return 0, fmt.Errorf("store: pending change %s: %w", items[i].SK, err)
-		}
-		keys = append(keys, items[i].Key())
-		if old {
-			c.Old = it
-			continue
-		}
-		c.New = it
-		if err := f.derivePendingChange(ctx, c, keys); err != nil {
-			return 0, err
-		}
-		return i + 1, nil
-	}
-	return 0, nil
-}
-
-// derivePendingChange writes c's derived work and removes its pending
-// items (keys, the last its "#1"), in one transaction.
-func (f *Fed) derivePendingChange(ctx context.Context, c Change, keys []Key) error {
-	ops, err := f.derivers.derive(ctx, f.once, c)
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		ops = append(ops, Delete(k, IfPresent, 0))
+	deletes := make([]Op, len(p.keys))
+	for i, k := range p.keys {
+		deletes[i] = Delete(k, IfPresent, 0)
 	}
 	// Its pending items already gone: another process derived it.
-	return alreadyDone(ctx, f.once, f.once.Transact(ctx, ops...), keys[len(keys)-1], false)
+	return f.derivers.apply(ctx, f.once, p.c, deletes, true, last, false)
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -222,5 +223,123 @@ func TestFedKeepsEachRecordsOrderUnderConcurrentWriters(t *testing.T) {
 	}
 	if !exists(t, base, store.Key{PK: "rec#title=" + string(last.Data), SK: "1"}) || count(t, base) != 1 {
 		t.Fatalf("the entry of the last title %q is missing, or the count is %d", last.Data, count(t, base))
+	}
+}
+
+// One change whose derivation always fails holds back only the later
+// changes of its record: every other record's changes are derived when
+// their commits return. After MaxDeriveTries it is parked (its pending
+// items moved to the parked partition, OnPark told), and its record's
+// later changes go on.
+func TestFedFailingChangeBlocksOnlyItsRecord(t *testing.T) {
+	ctx := context.Background()
+	base := openBolt(t)
+	const poisoned = 666
+	ds := store.Derivers{"rec": func(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+		if c.New != nil && c.New.Nums[store.ChangeNum] == poisoned {
+			return nil, errors.New("this change cannot be derived")
+		}
+		return countAndCopy(ctx, st, c)
+	}}
+	fed := store.Feed(base, ds)
+	var parked []store.Key
+	fed.OnPark = func(_ context.Context, k store.Key) { parked = append(parked, k) }
+	if err := fed.Transact(ctx, store.Put(rec(0, "poison", 1, poisoned), store.IfAbsent, 0)); err != nil {
+		t.Fatalf("a commit whose derivation fails answered %v", err)
+	}
+	for i := 1; i < 20; i++ {
+		if err := fed.Transact(ctx, store.Put(rec(i, "ok", 1, int64(i)), store.IfAbsent, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, base); n != int64(i) {
+			t.Fatalf("after %d good creates behind a failing one, the count is %d", i, n)
+		}
+	}
+	// The failing record's next change waits for the failing one.
+	if err := fed.Transact(ctx, store.Put(rec(0, "later", 2, 1000), store.IfVersion, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, base, store.Key{PK: "rec#title=later", SK: "0"}) {
+		t.Fatal("a record's later change was derived before its earlier one")
+	}
+	for range store.MaxDeriveTries {
+		fed.Drain(ctx)
+	}
+	if len(parked) != 1 || parked[0] != (store.Key{PK: "rec", SK: "0"}) {
+		t.Fatalf("parked %v, want the failing change's record", parked)
+	}
+	items, _, err := base.Query(ctx, store.Query{PK: store.ParkedPartition})
+	if err != nil || len(items) != 1 { // a create: its image after only
+		t.Fatalf("%d parked items (%v), want the failing create's", len(items), err)
+	}
+	if err := fed.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(t, base, store.Key{PK: "rec#title=later", SK: "0"}) {
+		t.Fatal("the record's later change was not derived once the failing one was parked")
+	}
+	if items, _, _ := base.Query(ctx, store.Query{PK: store.PendingPartition}); len(items) != 0 {
+		t.Fatalf("%d pending items left", len(items))
+	}
+}
+
+// A change an earlier process left pending (killed between its commit and
+// its derivation) is derived by the next process, before that process's
+// own change of the same record.
+func TestFedDerivesWhatAnEarlierProcessLeft(t *testing.T) {
+	ctx := context.Background()
+	base := &failing{Store: openBolt(t), thenFail: true}
+	first := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := first.Transact(ctx, store.Put(rec(1, "a", 1, 10), store.IfAbsent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	base.on, base.thenFail = false, false // the first process is gone; its change is pending
+	second := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := second.Transact(ctx, store.Put(rec(1, "b", 2, 11), store.IfVersion, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if count(t, base) != 1 || exists(t, base, store.Key{PK: "rec#title=a", SK: "1"}) || !exists(t, base, store.Key{PK: "rec#title=b", SK: "1"}) {
+		t.Fatalf("after a change left by an earlier process and one of the next: count %d, want 1, one entry under b", count(t, base))
+	}
+}
+
+// The local feed's pending images count toward neither of DynamoDB's
+// limits: a transaction that fits in AWS (100 items, 4 MB) fits locally
+// with the images of the deriving record it changes, and one that does
+// not fit in AWS fails locally too.
+func TestFedLimitsAreAWSs(t *testing.T) {
+	ctx := context.Background()
+	base := openBolt(t)
+	fed := store.Feed(base, store.Derivers{"rec": func(context.Context, store.Store, store.Change) ([]store.Op, error) { return nil, nil }})
+	big := bytes.Repeat([]byte("x"), 350<<10) // records.MaxData
+	if err := fed.Transact(ctx, store.Put(rec(1, string(big), 1, 10), store.IfAbsent, 0)); err != nil {
+		t.Fatal(err)
+	}
+	fill := func(n, size int) []store.Op {
+		var ops []store.Op
+		for i := range n {
+			ops = append(ops, store.Put(store.Item{PK: "other", SK: fmt.Sprint(i), Data: bytes.Repeat([]byte("y"), size)}, store.Always, 0))
+		}
+		return ops
+	}
+	// 100 items: the record's update (its images before and after are
+	// 700 KB more, 2 items more) and 99 others.
+	ops := append([]store.Op{store.Put(rec(1, string(big), 2, 11), store.IfVersion, 1)}, fill(store.MaxTransactItems-1, 10)...)
+	if err := fed.Transact(ctx, ops...); err != nil {
+		t.Fatalf("100 items with a deriving record's update: %v", err)
+	}
+	// 3.9 MB: the update and 9 items of 390 KB.
+	ops = append([]store.Op{store.Put(rec(1, string(big), 3, 12), store.IfVersion, 2)}, fill(9, 390<<10)...)
+	if err := fed.Transact(ctx, ops...); err != nil {
+		t.Fatalf("3.9 MB with a deriving record's update: %v", err)
+	}
+	// Over AWS's limits: refused here too.
+	ops = append([]store.Op{store.Put(rec(1, string(big), 4, 13), store.IfVersion, 3)}, fill(10, 390<<10)...)
+	if err := fed.Transact(ctx, ops...); err == nil {
+		t.Fatal("4.2 MB committed locally")
+	}
+	ops = append([]store.Op{store.Put(rec(1, string(big), 4, 13), store.IfVersion, 3)}, fill(store.MaxTransactItems, 10)...)
+	if err := fed.Transact(ctx, ops...); err == nil {
+		t.Fatal("101 items committed locally")
 	}
 }

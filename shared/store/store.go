@@ -28,6 +28,11 @@ type Item struct {
 	// ExpiresAt (unix seconds, 0 = never) lets the store drop the item later
 	// (DynamoDB TTL); readers must not rely on the exact moment.
 	ExpiresAt int64
+	// Stamp holds what the request that wrote a record stamped for the
+	// change feed beside its numbers (ChangeNum...): facts as of the
+	// commit that the derived items show, such as the author's name and
+	// the shop's time zone (records.Stamp), as JSON; never returned.
+	Stamp []byte
 }
 
 // Key returns the item's key.
@@ -133,8 +138,13 @@ type Local interface {
 	Wipe(ctx context.Context) error
 }
 
-// MaxTransactItems is DynamoDB's TransactWriteItems limit.
-const MaxTransactItems = 100
+// DynamoDB's limits, which both stores enforce (Validate): items in one
+// TransactWriteItems, their aggregate size, and one item's size.
+const (
+	MaxTransactItems = 100
+	MaxTransactBytes = 4 << 20
+	MaxItemBytes     = 400 << 10
+)
 
 var (
 	ErrNotFound        = errors.New("store: item not found")
@@ -180,12 +190,18 @@ func FailedOnAny(err error, ops []Op) bool {
 	return false
 }
 
-// Validate checks the invariants both stores enforce before writing.
+// Validate checks the invariants both stores enforce before writing, with
+// DynamoDB's limits: at most MaxTransactItems ops of at most
+// MaxTransactBytes together (Size), no item over MaxItemBytes. The local
+// feed's pending items (PendingPartition, the images of the changes it
+// derives: bookkeeping DynamoDB never sees) count toward neither limit, so
+// that a transaction fits locally exactly when it fits in AWS.
 func Validate(ops []Op) error {
-	if len(ops) == 0 || len(ops) > MaxTransactItems {
-		return fmt.Errorf("store: transaction of %d ops", len(ops))
+	if len(ops) == 0 {
+		return fmt.Errorf("store: transaction of no ops")
 	}
 	seen := make(map[Key]struct{}, len(ops))
+	n, bytes := 0, 0
 	for i := range ops {
 		k := ops[i].key()
 		if k.PK == "" || k.SK == "" {
@@ -195,6 +211,55 @@ func Validate(ops []Op) error {
 			return fmt.Errorf("store: two ops on %s/%s", k.PK, k.SK)
 		}
 		seen[k] = struct{}{}
+		if k.PK == PendingPartition {
+			continue
+		}
+		size := ops[i].Size()
+		if ops[i].Kind == OpPut && size > MaxItemBytes {
+			return fmt.Errorf("store: item %s/%s of %d bytes, over %d", k.PK, k.SK, size, MaxItemBytes)
+		}
+		n, bytes = n+1, bytes+size
+	}
+	if n > MaxTransactItems || bytes > MaxTransactBytes {
+		return fmt.Errorf("store: transaction of %d ops and %d bytes, over %d or %d", n, bytes, MaxTransactItems, MaxTransactBytes)
 	}
 	return nil
 }
+
+// Size is an op's size as DynamoDB counts it toward a transaction's
+// MaxTransactBytes: for a put, the item's (each attribute's name and value,
+// as dynamostore stores it); for the others, the key's and the numbers
+// they add.
+func (o *Op) Size() int {
+	k := o.key()
+	n := len("PK") + len(k.PK) + len("SK") + len(k.SK)
+	if o.Kind == OpAdd {
+		for name := range o.Deltas {
+			n += len("n_") + len(name) + numberSize
+		}
+	}
+	if o.Kind != OpPut {
+		return n
+	}
+	it := &o.Item
+	for _, a := range [...][2]string{{"GSI1PK", it.GSI1PK}, {"GSI1SK", it.GSI1SK}, {"GSI2PK", it.GSI2PK}, {"GSI2SK", it.GSI2SK}} {
+		if a[1] != "" {
+			n += len(a[0]) + len(a[1])
+		}
+	}
+	n += len("v") + numberSize + len("d") + len(it.Data)
+	for name := range it.Nums {
+		n += len("n_") + len(name) + numberSize
+	}
+	if it.ExpiresAt != 0 {
+		n += len("ttl") + numberSize
+	}
+	if len(it.Stamp) > 0 {
+		n += len("st") + len(it.Stamp)
+	}
+	return n
+}
+
+// numberSize bounds a number's size in DynamoDB (1 byte per two
+// significant digits, plus 1): an int64 has at most 19 digits.
+const numberSize = 11

@@ -32,7 +32,12 @@ func encode(it *store.Item) []byte {
 		b = binary.AppendVarint(b, v)
 	}
 	b = binary.AppendUvarint(b, uint64(len(it.Data)))
-	return append(b, it.Data...)
+	b = append(b, it.Data...)
+	if len(it.Stamp) > 0 { // after Data: an item without one reads as before
+		b = binary.AppendUvarint(b, uint64(len(it.Stamp)))
+		b = append(b, it.Stamp...)
+	}
+	return b
 }
 
 // decode copies everything out of b: bolt's memory is only valid inside the transaction.
@@ -90,9 +95,17 @@ func decode(b []byte) (store.Item, error) {
 		}
 	}
 	n, w := binary.Uvarint(b)
-	if w <= 0 || uint64(len(b)-w) != n {
+	if w <= 0 || uint64(len(b)-w) < n {
 		return it, errCorrupt
 	}
-	it.Data = append([]byte(nil), b[w:]...)
+	it.Data = append([]byte(nil), b[w:w+int(n)]...)
+	b = b[w+int(n):]
+	if len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) != n {
+			return it, errCorrupt
+		}
+		it.Stamp = append([]byte(nil), b[w:]...)
+	}
 	return it, nil
 }

@@ -41,6 +41,7 @@ const (
 	attrVer    = "v"
 	attrData   = "d"
 	attrTTL    = "ttl"
+	attrStamp  = "st" // Item.Stamp
 	attrOwner  = "tok"
 	numPrefix  = "n_"
 )
@@ -273,6 +274,12 @@ func marshal(it *store.Item) (map[string]av, error) {
 	if it.ExpiresAt != 0 {
 		m[attrTTL] = num(it.ExpiresAt)
 	}
+	if len(it.Stamp) > 0 {
+		if !utf8.Valid(it.Stamp) {
+			return nil, fmt.Errorf("dynamostore: item %s/%s: Stamp is not UTF-8", it.PK, it.SK)
+		}
+		m[attrStamp] = str(string(it.Stamp))
+	}
 	return m, nil
 }
 
@@ -296,6 +303,8 @@ func unmarshal(m map[string]av) (store.Item, error) {
 				it.GSI2SK = v.Value
 			case attrData:
 				it.Data = []byte(v.Value)
+			case attrStamp:
+				it.Stamp = []byte(v.Value)
 			}
 		case *types.AttributeValueMemberN:
 			n, err := strconv.ParseInt(v.Value, 10, 64)

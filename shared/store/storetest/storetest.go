@@ -2,6 +2,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,14 +133,14 @@ func sameItem(t *testing.T, got, want store.Item) {
 	g, w := norm(got), norm(want)
 	if g.PK != w.PK || g.SK != w.SK || g.GSI1PK != w.GSI1PK || g.GSI1SK != w.GSI1SK ||
 		g.GSI2PK != w.GSI2PK || g.GSI2SK != w.GSI2SK || g.Version != w.Version ||
-		g.ExpiresAt != w.ExpiresAt || !maps.Equal(g.Nums, w.Nums) || string(g.Data) != string(w.Data) {
+		g.ExpiresAt != w.ExpiresAt || !maps.Equal(g.Nums, w.Nums) || string(g.Data) != string(w.Data) || string(g.Stamp) != string(w.Stamp) {
 		t.Fatalf("item mismatch\n got: %s\nwant: %s", show(g), show(w))
 	}
 }
 
 func show(it store.Item) string {
-	return fmt.Sprintf("{PK:%q SK:%q GSI1:%q/%q GSI2:%q/%q v:%d nums:%v data:%q exp:%d}",
-		it.PK, it.SK, it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK, it.Version, it.Nums, it.Data, it.ExpiresAt)
+	return fmt.Sprintf("{PK:%q SK:%q GSI1:%q/%q GSI2:%q/%q v:%d nums:%v data:%q exp:%d stamp:%q}",
+		it.PK, it.SK, it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK, it.Version, it.Nums, it.Data, it.ExpiresAt, it.Stamp)
 }
 
 // queryAll follows cursors to the end and returns all items and the page sizes.
@@ -214,6 +215,7 @@ func testRoundtrip(t *testing.T, s store.Store) {
 		Nums:      map[string]int64{"stock": 12, "neg": -5, "zero": 0, "big": 1 << 62, "a.b c#d": 3},
 		Data:      []byte(`{"title":"Zebra ü \u2603","tags":["a","b"],"nested":{"n":1.5,"null":null},"esc":"\"\\\n\u0000"}`),
 		ExpiresAt: time.Now().Add(24 * time.Hour).Unix(),
+		Stamp:     []byte(`{"author":"Ünïcode App","zone":"Asia/Tokyo"}`),
 	}
 	put(t, s, full)
 	sameItem(t, get(t, s, full.Key()), full)
@@ -270,6 +272,12 @@ func testValidate(t *testing.T, s store.Store) {
 	for i := range bad["too many"] {
 		bad["too many"][i] = store.Put(store.Item{PK: "p", SK: fmt.Sprint(i)}, store.Always, 0)
 	}
+	// DynamoDB's size limits: 4 MB a transaction, 400 KB an item.
+	big := bytes.Repeat([]byte("x"), 390<<10)
+	for i := range 11 {
+		bad["over 4 MB"] = append(bad["over 4 MB"], store.Put(store.Item{PK: "p", SK: fmt.Sprint(i), Data: big}, store.Always, 0))
+	}
+	bad["item over 400 KB"] = []store.Op{store.Put(store.Item{PK: "p", SK: "a", Data: bytes.Repeat([]byte("x"), 400<<10)}, store.Always, 0)}
 	for name, ops := range bad {
 		err := s.Transact(ctx, ops...)
 		if err == nil || errors.Is(err, store.ErrConditionFailed) {
