@@ -301,7 +301,9 @@ func (s Service) eventQuery(ctx context.Context, f *graphql.Field) (any, error) 
 	// A since of 0 lists the log in id order, as connections are.
 	zero := int64(0)
 	return listOf(f, "", "EventConnection", nil,
-		func(w records.Window) ([]events.Event, records.Span, error) { return s.Events.List(ctx, filter, &zero, w) },
+		func(w records.Window) ([]events.Event, records.Span, error) {
+			return s.Events.List(ctx, filter, &zero, w)
+		},
 		func(e events.Event) graphql.Object { return eventObj(e) }, func(e events.Event) int64 { return e.ID })
 }
 
