@@ -21,6 +21,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -36,10 +37,12 @@ var sdl string
 
 // Service holds the operations the resolvers call.
 type Service struct {
-	Articles   articles.Service
-	Comments   comments.Service
-	Events     events.Service
-	Variants   variants.Service
+	Articles articles.Service
+	Comments comments.Service
+	Events   events.Service
+	Variants variants.Service
+	// Metafields is set by NewExecutor, with the owners' lookups.
+	Metafields metafields.Service
 	Custom     customcollections.Service
 	Smart      smartcollections.Service
 	Pages      pages.Service
@@ -69,7 +72,7 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	s := q.s
 	switch f.Name {
 	case "shop":
-		return shopObj{admin.ShopFrom(ctx)}, nil
+		return s.shop(ctx), nil
 	case "node":
 		return s.node(ctx, f, f.Args["id"].(string))
 	case "nodes":
@@ -168,7 +171,7 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string) (graphq
 			return nil, err
 		}
 		p, err := s.Pages.Get(ctx, id)
-		obj, err = found(pageObj(p), err)
+		obj, err = found(s.page(p), err)
 		if err != nil {
 			return nil, err
 		}
@@ -232,6 +235,10 @@ func (mutation) TypeName() string { return "Mutation" }
 func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	s := m.s
 	switch {
+	case f.Name == "metafieldsSet":
+		return s.metafieldsSet(ctx, f)
+	case f.Name == "metafieldsDelete":
+		return s.metafieldsDelete(ctx, f)
 	case f.Name == "productVariantsBulkUpdate":
 		if err := need(f, ctx, admin.ScopeProducts, true); err != nil {
 			return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 )
 
-var groups = []api.Group{api.GraphQL, api.Pages, api.Redirects, api.Webhooks, api.Events, api.ScriptTags, api.Collections, api.Blogs, api.Variants}
+var groups = []api.Group{api.GraphQL, api.Pages, api.Redirects, api.Webhooks, api.Events, api.ScriptTags, api.Collections, api.Blogs, api.Variants, api.Metafields}
 
 // gql posts a query with variables as Shopify's clients do, at a versioned
 // path, and returns the decoded answer.

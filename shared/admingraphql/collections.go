@@ -10,6 +10,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
@@ -90,13 +91,13 @@ func (c collectionObj) Field(_ context.Context, f *graphql.Field) (any, error) {
 func (s Service) collection(ctx context.Context, id int64) (graphql.Object, error) {
 	c, err := s.Custom.Get(ctx, id)
 	if err == nil {
-		return customObj(c), nil
+		return s.collectionOf(customObj(c)), nil
 	}
 	if admin.ErrorCode(err) != admin.ENOTFOUND {
 		return nil, err
 	}
 	sc, err := s.Smart.Get(ctx, id)
-	return found(smartObj(sc), err)
+	return found(s.collectionOf(smartObj(sc)), err)
 }
 
 // collectionFilter reads a collections query: title, handle, updated_at,
@@ -207,7 +208,7 @@ func (s Service) collectionQuery(ctx context.Context, f *graphql.Field) (any, er
 		}
 	}
 	return connection("CollectionConnection", p, merged, records.Span{Before: before, After: after},
-		func(c collectionObj) graphql.Object { return c }, func(c collectionObj) int64 { return c.fields.ID }), nil
+		s.collectionOf, func(c collectionObj) int64 { return c.fields.ID }), nil
 }
 
 // collectionInput is a CollectionInput as the REST inputs: a custom
@@ -267,10 +268,10 @@ func (s Service) collectionMutation(ctx context.Context, f *graphql.Field) (any,
 		}
 		if smart != nil {
 			c, err := s.Smart.Create(ctx, smart)
-			return payload("CollectionCreatePayload", "collection", smartObj(c), "UserError", "input", err)
+			return payload("CollectionCreatePayload", "collection", s.collectionOf(smartObj(c)), "UserError", "input", err)
 		}
 		c, err := s.Custom.Create(ctx, &customcollections.Input{Input: in})
-		return payload("CollectionCreatePayload", "collection", customObj(c), "UserError", "input", err)
+		return payload("CollectionCreatePayload", "collection", s.collectionOf(customObj(c)), "UserError", "input", err)
 	case "collectionUpdate":
 		gid, _ := m["id"].(string)
 		_, id, err := graphql.ParseGID(gid, "Collection")
@@ -287,13 +288,13 @@ func (s Service) collectionMutation(ctx context.Context, f *graphql.Field) (any,
 					admin.Invalid("rule_set", "cannot be given to a custom collection"))
 			}
 			c, err := s.Custom.Update(ctx, id, &customcollections.Input{Input: in})
-			return payload("CollectionUpdatePayload", "collection", customObj(c), "UserError", "input", err)
+			return payload("CollectionUpdatePayload", "collection", s.collectionOf(customObj(c)), "UserError", "input", err)
 		}
 		if smart == nil {
 			smart = &smartcollections.Input{Input: in}
 		}
 		c, err := s.Smart.Update(ctx, id, smart)
-		return payload("CollectionUpdatePayload", "collection", smartObj(c), "UserError", "input", err)
+		return payload("CollectionUpdatePayload", "collection", s.collectionOf(smartObj(c)), "UserError", "input", err)
 	case "collectionDelete":
 		gid, _ := m["id"].(string)
 		_, id, err := graphql.ParseGID(gid, "Collection")
@@ -307,9 +308,18 @@ func (s Service) collectionMutation(ctx context.Context, f *graphql.Field) (any,
 		}
 		p, perr := payload("CollectionDeletePayload", "deletedCollectionId", graphql.GID("Collection", id), "UserError", "Collection", err)
 		if perr == nil {
-			p.(graphql.Map).Fields["shop"] = shopObj{admin.ShopFrom(ctx)}
+			p.(graphql.Map).Fields["shop"] = s.shop(ctx)
 		}
 		return p, perr
 	}
 	return nil, nil
+}
+
+// collectionOf is a Collection with its metafields.
+func (s Service) collectionOf(c collectionObj) graphql.Object {
+	resource := metafields.OwnerCustomCollection
+	if c.smart != nil {
+		resource = metafields.OwnerSmartCollection
+	}
+	return s.owned(c, resource, c.fields.ID)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 )
 
@@ -53,7 +54,7 @@ func (o articleObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return blogObj{b, o.s}, nil
+		return o.s.owned(blogObj{b, o.s}, metafields.OwnerBlog, b.ID), nil
 	case "comments":
 		return o.s.commentList(ctx, f, comments.Filter{ArticleID: a.ID, BlogID: a.BlogID})
 	case "commentsCount":
@@ -97,7 +98,9 @@ func (o blogObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return connection("ArticleConnection", p, list, span, func(a articles.Article) graphql.Object { return articleObj{a, o.s} },
+		return connection("ArticleConnection", p, list, span, func(a articles.Article) graphql.Object {
+			return o.s.article(a)
+		},
 			func(a articles.Article) int64 { return a.ID }), nil
 	}
 	return nil, nil
@@ -141,7 +144,7 @@ func (o commentObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if err != nil {
 			return found(nil, err)
 		}
-		return articleObj{a, o.s}, nil
+		return o.s.article(a), nil
 	}
 	return nil, nil
 }
@@ -198,7 +201,7 @@ func (s Service) contentQuery(ctx context.Context, f *graphql.Field) (any, error
 		if err != nil {
 			return found(nil, err)
 		}
-		return articleObj{a, s}, nil
+		return s.article(a), nil
 	case "blog":
 		id, err := idArg(f, "id", "Blog")
 		if err != nil {
@@ -208,7 +211,7 @@ func (s Service) contentQuery(ctx context.Context, f *graphql.Field) (any, error
 		if err != nil {
 			return found(nil, err)
 		}
-		return blogObj{b, s}, nil
+		return s.owned(blogObj{b, s}, metafields.OwnerBlog, b.ID), nil
 	case "comment":
 		id, err := idArg(f, "id", "Comment")
 		if err != nil {
@@ -354,7 +357,7 @@ func (s Service) contentMutation(ctx context.Context, f *graphql.Field) (any, er
 				codedErr{admin.Invalid("blog_id", "is required: give article.blogId (a blog by title is not served)"), "BLOG_REFERENCE_REQUIRED"})
 		}
 		a, err := s.Articles.Create(ctx, blogID, articleInput(m))
-		return payload("ArticleCreatePayload", "article", articleObj{a, s}, "ArticleCreateUserError", "article", err)
+		return payload("ArticleCreatePayload", "article", s.article(a), "ArticleCreateUserError", "article", err)
 	case "articleUpdate":
 		id, err := idArg(f, "id", "Article")
 		if err != nil {
@@ -365,7 +368,7 @@ func (s Service) contentMutation(ctx context.Context, f *graphql.Field) (any, er
 			return payload("ArticleUpdatePayload", "article", nil, "ArticleUpdateUserError", "Article", err)
 		}
 		a, err := s.Articles.Update(ctx, cur.BlogID, id, articleInput(m))
-		return payload("ArticleUpdatePayload", "article", articleObj{a, s}, "ArticleUpdateUserError", "article", err)
+		return payload("ArticleUpdatePayload", "article", s.article(a), "ArticleUpdateUserError", "article", err)
 	case "articleDelete":
 		id, err := idArg(f, "id", "Article")
 		if err != nil {
@@ -395,4 +398,10 @@ func (s Service) contentMutation(ctx context.Context, f *graphql.Field) (any, er
 		return payload("CommentDeletePayload", "deletedCommentId", graphql.GID("Comment", id), "CommentDeleteUserError", "Comment", err)
 	}
 	return payload(typ+"Payload", "comment", commentObj{c, s}, typ+"UserError", "Comment", err)
+}
+
+// article is an Article with its metafields (an article's owner names its
+// blog).
+func (s Service) article(a articles.Article) graphql.Object {
+	return owned{articleObj{a, s}, metafields.Owner{Resource: metafields.OwnerArticle, ID: a.ID, Blog: a.BlogID}, s}
 }

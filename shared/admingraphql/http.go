@@ -13,6 +13,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/httpapi"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/platform"
 )
 
@@ -27,12 +28,13 @@ type handler struct{ operations }
 // variables.
 const MaxBody = 1 << 20
 
-// Routes serves the GraphQL Admin API at /admin/graphql.json, and so at
+// Routes serves the GraphQL Admin API (owners: how metafields find their
+// owners, as the REST metafields do) at /admin/graphql.json, and so at
 // /admin/api/{version}/graphql.json (the router's Shopify form). It needs a
 // token and no scope (each field checks its own) and spends no REST call:
 // the query's cost is metered instead.
-func Routes(d *platform.Deps) []httpapi.Route {
-	h := handler{NewExecutor(d)}
+func Routes(d *platform.Deps, owners map[string]metafields.Lookup) []httpapi.Route {
+	h := handler{NewExecutor(d, owners)}
 	return []httpapi.Route{{Method: "POST", Path: "/admin/graphql.json", Handler: h.serve, Metered: true, MaxBody: MaxBody}}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/ratelimit"
@@ -23,8 +24,10 @@ type Executor struct {
 }
 
 // NewExecutor is the executor over d.
-func NewExecutor(d *platform.Deps) *Executor {
-	s := Schema(NewService(d))
+func NewExecutor(d *platform.Deps, owners map[string]metafields.Lookup) *Executor {
+	svc := NewService(d)
+	svc.Metafields = metafields.Service{Deps: d, Lookups: owners}
+	s := Schema(svc)
 	s.MapError = mapError
 	return &Executor{Schema: s, Points: d.Points}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -80,7 +81,7 @@ func (s Service) pageQuery(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		p, err := s.Pages.Get(ctx, id)
-		return found(pageObj(p), err)
+		return found(s.page(p), err)
 	}
 	if err := noSavedSearch(f); err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (s Service) pageQuery(ctx context.Context, f *graphql.Field) (any, error) {
 	}
 	return listOf(f, "pagesCount", "PageConnection", func() (int, error) { return s.Pages.Count(ctx, filter) },
 		func(w records.Window) ([]pages.Page, records.Span, error) { return s.Pages.List(ctx, filter, 0, w) },
-		func(p pages.Page) graphql.Object { return pageObj(p) }, func(p pages.Page) int64 { return p.ID })
+		func(p pages.Page) graphql.Object { return s.page(p) }, func(p pages.Page) int64 { return p.ID })
 }
 
 // pageFilter reads a pages query: title, handle, created_at, updated_at,
@@ -141,7 +142,7 @@ func (s Service) pageMutation(ctx context.Context, f *graphql.Field) (any, error
 		if err == nil {
 			p, err = s.Pages.Create(ctx, in)
 		}
-		return payload("PageCreatePayload", "page", pageObj(p), "PageCreateUserError", "page", err)
+		return payload("PageCreatePayload", "page", s.page(p), "PageCreateUserError", "page", err)
 	case "pageUpdate":
 		id, err := idArg(f, "id", "Page")
 		if err != nil {
@@ -152,7 +153,7 @@ func (s Service) pageMutation(ctx context.Context, f *graphql.Field) (any, error
 		if err == nil {
 			p, err = s.Pages.Update(ctx, id, in)
 		}
-		return payload("PageUpdatePayload", "page", pageObj(p), "PageUpdateUserError", "page", err)
+		return payload("PageUpdatePayload", "page", s.page(p), "PageUpdateUserError", "page", err)
 	case "pageDelete":
 		id, err := idArg(f, "id", "Page")
 		if err != nil {
@@ -162,4 +163,9 @@ func (s Service) pageMutation(ctx context.Context, f *graphql.Field) (any, error
 		return payload("PageDeletePayload", "deletedPageId", graphql.GID("Page", id), "PageDeleteUserError", "Page", err)
 	}
 	return nil, nil
+}
+
+// page is a Page with its metafields.
+func (s Service) page(p pages.Page) graphql.Object {
+	return s.owned(pageObj(p), metafields.OwnerPage, p.ID)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/variants"
 )
@@ -86,7 +87,9 @@ func (o productObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return pageInMemory("ProductVariantConnection", pg, vs, func(v catalog.Variant) graphql.Object { return variantObj{v, o.s} },
+		return pageInMemory("ProductVariantConnection", pg, vs, func(v catalog.Variant) graphql.Object {
+			return o.s.owned(variantObj{v, o.s}, metafields.OwnerVariant, v.ID)
+		},
 			func(v catalog.Variant) int64 { return v.ID }), nil
 	}
 	return nil, nil
@@ -179,7 +182,7 @@ func (o variantObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if f.Name == "displayName" {
 			return p.Title + " - " + v.Title, nil
 		}
-		return productObj{p, o.s}, nil
+		return o.s.owned(productObj{p, o.s}, metafields.OwnerProduct, p.ID), nil
 	}
 	return nil, nil
 }
@@ -202,7 +205,7 @@ func (s Service) productQuery(ctx context.Context, f *graphql.Field) (any, error
 		if err != nil {
 			return found(nil, err)
 		}
-		return productObj{p, s}, nil
+		return s.owned(productObj{p, s}, metafields.OwnerProduct, p.ID), nil
 	case "productVariant":
 		id, err := idArg(f, "id", "ProductVariant")
 		if err != nil {
@@ -212,7 +215,7 @@ func (s Service) productQuery(ctx context.Context, f *graphql.Field) (any, error
 		if err != nil {
 			return found(nil, err)
 		}
-		return variantObj{v, s}, nil
+		return s.owned(variantObj{v, s}, metafields.OwnerVariant, v.ID), nil
 	}
 	if err := noSavedSearch(f); err != nil {
 		return nil, err
@@ -222,7 +225,9 @@ func (s Service) productQuery(ctx context.Context, f *graphql.Field) (any, error
 	}
 	return listOf(f, "productsCount", "ProductConnection", func() (int, error) { return s.Variants.ProductsCount(ctx) },
 		func(w records.Window) ([]catalog.Product, records.Span, error) { return s.Variants.Products(ctx, w) },
-		func(p catalog.Product) graphql.Object { return productObj{p, s} }, func(p catalog.Product) int64 { return p.ID })
+		func(p catalog.Product) graphql.Object {
+			return s.owned(productObj{p, s}, metafields.OwnerProduct, p.ID)
+		}, func(p catalog.Product) int64 { return p.ID })
 }
 
 // productVariantsBulkUpdate updates each variant given through the REST

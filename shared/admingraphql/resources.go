@@ -7,6 +7,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/graphql"
+	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
@@ -385,4 +386,10 @@ func (s Service) scriptTagMutation(ctx context.Context, f *graphql.Field) (any, 
 		return payload("ScriptTagDeletePayload", "deletedScriptTagId", graphql.GID("ScriptTag", id), "UserError", "ScriptTag", err)
 	}
 	return nil, nil
+}
+
+// shop is the Shop with its metafields.
+func (s Service) shop(ctx context.Context) graphql.Object {
+	shop := admin.ShopFrom(ctx)
+	return s.owned(shopObj{shop}, metafields.OwnerShop, shop.ID)
 }

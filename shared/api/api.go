@@ -91,7 +91,7 @@ var (
 	Metafields          = Group{"metafields", "blogs custom_collections customers metafields orders pages products smart_collections variants", metafieldRoutes}
 	Customers           = Group{"customers", "customer_saved_searches customers", customerRoutes}
 	OAuth               = Group{"oauth", "oauth", oauth.Routes}
-	GraphQL             = Group{"graphql", "graphql", admingraphql.Routes}
+	GraphQL             = Group{"graphql", "graphql", graphqlRoutes}
 )
 
 // Groups lists every group; the local runner serves them all on one port.
@@ -139,6 +139,18 @@ func blogRoutes(d *platform.Deps) []httpapi.Route {
 // metafields for their inputs, so it cannot import them); the seeded customers and
 // orders through their partitions in shared/parents.
 func metafieldRoutes(d *platform.Deps) []httpapi.Route {
+	return metafields.Routes(d, metafieldLookups(d))
+}
+
+// graphqlRoutes are the GraphQL Admin API's: its metafields find their
+// owners as the REST metafields do.
+func graphqlRoutes(d *platform.Deps) []httpapi.Route {
+	return admingraphql.Routes(d, metafieldLookups(d))
+}
+
+// metafieldLookups check each owner resource's record exists, through the
+// owner's own read.
+func metafieldLookups(d *platform.Deps) map[string]metafields.Lookup {
 	none := func(err error) (int64, error) { return 0, err }
 	seeded := func(partition string) metafields.Lookup {
 		return func(ctx context.Context, id int64) (int64, error) {
@@ -146,7 +158,7 @@ func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 			return exists(records.Get(ctx, d.Store, store.Key{PK: partition, SK: records.IDSK(id)}, &raw))
 		}
 	}
-	return metafields.Routes(d, map[string]metafields.Lookup{
+	return map[string]metafields.Lookup{
 		metafields.OwnerProduct: func(ctx context.Context, id int64) (int64, error) {
 			_, err := catalog.GetProduct(ctx, d.Store, id)
 			return none(err)
@@ -180,7 +192,7 @@ func metafieldRoutes(d *platform.Deps) []httpapi.Route {
 		},
 		metafields.OwnerCustomer: seeded(parents.CustomerPartition),
 		metafields.OwnerOrder:    seeded(parents.OrderPartition),
-	})
+	}
 }
 
 // exists turns a records.Get into a metafields.Lookup answer.
