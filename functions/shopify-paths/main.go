@@ -26,5 +26,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(httpadapter.NewV2(api.Lazy(deps, api.Groups...)).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(api.Lazy(deps, api.PathGroups...)).ProxyWithContext)
 }

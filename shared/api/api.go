@@ -94,6 +94,16 @@ var (
 	GraphQL             = Group{"graphql", "graphql", graphqlRoutes}
 )
 
+// PathGroups are the groups the shopify-paths function serves at
+// Shopify's greedy paths: every group but GraphQL, whose function API
+// Gateway routes both its paths to, so that shopify-paths links no GraphQL
+// engine (a literal of its own: a slice built from Groups would link every
+// group into every function).
+var PathGroups = []Group{
+	Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices,
+	Billing, Transactions, Themes, Countries, Metafields, Customers, OAuth,
+}
+
 // Groups lists every group; the local runner serves them all on one port.
 var Groups = []Group{
 	Redirects, ScriptTags, Events, Pages, Blogs, Webhooks, Collections, Variants, FulfillmentServices,

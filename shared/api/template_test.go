@@ -827,3 +827,22 @@ func TestChangeFeedFilterPassesDerivedPartitions(t *testing.T) {
 		}
 	}
 }
+
+// The shopify-paths function serves every group but GraphQL (whose
+// function API Gateway sends both its paths to): PathGroups lists them
+// all, in Groups' order.
+func TestPathGroupsAreEveryGroupButGraphQL(t *testing.T) {
+	var want []string
+	for _, g := range api.Groups {
+		if g.Name != api.GraphQL.Name {
+			want = append(want, g.Name)
+		}
+	}
+	var got []string
+	for _, g := range api.PathGroups {
+		got = append(got, g.Name)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("PathGroups %v, want %v", got, want)
+	}
+}
