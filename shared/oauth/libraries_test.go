@@ -3,15 +3,18 @@ package oauth_test
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/oauth"
 )
 
 // callback is one install's redirect, and whether every library should
@@ -146,4 +149,47 @@ for line in sys.stdin:
 			}
 		}
 	}, groups...)
+}
+
+// Collate sorts printable ASCII names as node's localeCompare does (the
+// order Shopify's Node library signs callback parameters in): random
+// names, sorted by both, agree.
+func TestCollateAsNode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("REQUIRE_EMULATORS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip("node is missing")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	names := make([]string, 400)
+	for i := range names {
+		b := make([]byte, 1+r.IntN(6))
+		for j := range b {
+			b[j] = byte(' ' + r.IntN(95))
+			if r.IntN(3) > 0 { // mostly letters, which case decides between
+				b[j] = "aAbBzZ_-09"[r.IntN(10)]
+			}
+		}
+		names[i] = string(b)
+	}
+	in, _ := json.Marshal(names)
+	cmd := exec.Command(node, "-e", `let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const a=JSON.parse(s);a.sort((x,y)=>x.localeCompare(y));process.stdout.write(JSON.stringify(a))})`)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Clone(names)
+	slices.SortStableFunc(got, oauth.Collate)
+	for i := range got {
+		if got[i] != want[i] && oauth.Collate(got[i], want[i]) != 0 {
+			t.Fatalf("at %d: Collate puts %q, node %q", i, got[i], want[i])
+		}
+	}
 }
