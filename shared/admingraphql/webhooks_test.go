@@ -26,14 +26,14 @@ import (
 // listed by REST, and only the app's own are listed by GraphQL.
 func TestMutationFiresWebhook(t *testing.T) {
 	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
-		var mu sync.Mutex
-		var got []*http.Request
-		var bodies [][]byte
+		type delivered struct {
+			header http.Header
+			body   []byte
+		}
+		got := make(chan delivered, 4)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
-			mu.Lock()
-			got, bodies = append(got, r), append(bodies, b)
-			mu.Unlock()
+			got <- delivered{r.Header.Clone(), b}
 		}))
 		defer srv.Close()
 
@@ -66,26 +66,17 @@ func TestMutationFiresWebhook(t *testing.T) {
 			delivery.Consume(ctx, e.Deps.Queue, api.Dispatcher(e.Deps, config.Config{RetryBase: time.Second}), 2)
 		}()
 		defer func() { cancel(); wg.Wait() }()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			mu.Lock()
-			n := len(got)
-			mu.Unlock()
-			if n > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no delivery")
-			}
-			time.Sleep(20 * time.Millisecond)
+		var d delivered
+		select {
+		case d = <-got:
+		case <-time.After(20 * time.Second): // a deadline for a hung pipeline, not a wait for time to pass
+			t.Fatal("no delivery")
 		}
-		mu.Lock()
-		r, body := got[0], bodies[0]
-		mu.Unlock()
+		body := d.body
 		mac := hmac.New(sha256.New, []byte("demo-shared-secret"))
 		mac.Write(body)
-		if want := base64.StdEncoding.EncodeToString(mac.Sum(nil)); r.Header.Get("X-Shopify-Hmac-Sha256") != want || r.Header.Get("X-Shopify-Topic") != "collections/create" {
-			t.Errorf("delivery headers %v", r.Header)
+		if want := base64.StdEncoding.EncodeToString(mac.Sum(nil)); d.header.Get("X-Shopify-Hmac-Sha256") != want || d.header.Get("X-Shopify-Topic") != "collections/create" {
+			t.Errorf("delivery headers %v", d.header)
 		}
 		var payload map[string]any
 		if err := json.Unmarshal(body, &payload); err != nil || payload["title"] != "Summer" || payload["body_html"] != "<p>Sun</p>" ||
