@@ -252,6 +252,38 @@ func putApp(it store.Item, rec *admin.App) store.Op {
 	return store.Put(store.Item{PK: it.PK, SK: it.SK, Version: it.Version + 1, Data: records.Encode(*rec)}, store.IfVersion, it.Version)
 }
 
+// changeApp reads the record of app id and lets change decide on it: the
+// writes change returns are committed with the changed record, on
+// condition of the version read, so that a grant that lost to another
+// grant, a refresh or an uninstall is judged again on what they wrote.
+// change may answer without writing (write false). onFailed, when set,
+// answers a condition failure on another item of the writes.
+func (s Service) changeApp(ctx context.Context, id int64, change func(rec *admin.App) (ops []store.Op, write bool, err error),
+	onFailed func(error) error) error {
+	return records.Retry(ctx, func() (bool, error) {
+		var rec admin.App
+		it, err := records.Get(ctx, s.Store, auth.AppKey(id), &rec)
+		if err != nil {
+			return false, err
+		}
+		ops, write, err := change(&rec)
+		if err != nil || !write {
+			return false, err
+		}
+		switch err := s.Store.Transact(ctx, append(ops, putApp(it, &rec))...); {
+		case store.FailedOn(err, it.Key()):
+			return true, err
+		case err != nil && onFailed != nil:
+			if answer := onFailed(err); answer != nil {
+				return false, answer
+			}
+			return false, err
+		default:
+			return false, err
+		}
+	})
+}
+
 // Refresh trades the refresh token of an install's expiring offline
 // token for the next pair, rotating both: the access token it replaces is
 // revoked, and the refresh token becomes the previous one, which is still
@@ -280,54 +312,42 @@ func (s Service) Refresh(ctx context.Context, in ExchangeInput) (Token, error) {
 	h := auth.HashToken(in.RefreshToken)
 	same := func(a string) bool { return a != "" && subtle.ConstantTimeCompare([]byte(h), []byte(a)) == 1 }
 	var out Token
-	err = records.Retry(ctx, func() (bool, error) {
-		var rec admin.App
-		it, err := records.Get(ctx, s.Store, auth.AppKey(app.ID), &rec)
-		if err != nil {
-			return false, err
-		}
+	err = s.changeApp(ctx, app.ID, func(rec *admin.App) ([]store.Op, bool, error) {
 		now := admin.At(s.Clock.Now()).Time
 		g := rec.Expiring
 		var ops []store.Op
 		switch {
 		case g == nil || !rec.Installed():
-			return false, invalidGrant("is not valid: it was revoked (an uninstall) or never issued")
+			return nil, false, invalidGrant("is not valid: it was revoked (an uninstall) or never issued")
 		case same(g.RefreshHash):
 			if now.Unix() >= g.RefreshExpires {
-				return false, invalidGrant("has expired")
+				return nil, false, invalidGrant("has expired")
 			}
-			ops = rotate(&rec, key, now, false)
+			ops = rotate(rec, key, now, false)
 		case same(g.PrevHash):
 			if now.Unix() >= g.PrevExpires {
-				return false, invalidGrant("has expired")
+				return nil, false, invalidGrant("has expired")
 			}
 			var acc admin.App
 			_, err := records.Get(ctx, s.Store, auth.TokenKey(g.AccessHash), &acc)
 			if admin.ErrorCode(err) == admin.ENOTFOUND || err == nil && !acc.Fresh {
-				return false, invalidGrant("was replaced, and the access token issued with its replacement has been used")
+				return nil, false, invalidGrant("was replaced, and the access token issued with its replacement has been used")
 			} else if err != nil {
-				return false, err
+				return nil, false, err
 			}
 			if now.Unix() < g.AccessExpires {
-				out = expiringAnswer(&rec, key, now) // a retry: the same pair
-				return false, nil
+				out = expiringAnswer(rec, key, now) // a retry: the same pair
+				return nil, false, nil
 			}
 			// The pair it made expired unused: the next one, the previous
 			// refresh token kept as it is.
-			ops = rotate(&rec, key, now, true)
+			ops = rotate(rec, key, now, true)
 		default:
-			return false, invalidGrant("is not valid: it was replaced, revoked or never issued")
+			return nil, false, invalidGrant("is not valid: it was replaced, revoked or never issued")
 		}
-		ops = append(ops, putApp(it, &rec))
-		switch err := s.Store.Transact(ctx, ops...); {
-		case store.FailedOn(err, it.Key()):
-			return true, err // another refresh, grant or uninstall: judge again
-		case err != nil:
-			return false, err
-		}
-		out = expiringAnswer(&rec, key, now)
-		return false, nil
-	})
+		out = expiringAnswer(rec, key, now) // answered only if the writes commit
+		return ops, true, nil
+	}, nil)
 	return out, err
 }
 
@@ -398,17 +418,13 @@ func (s Service) TokenExchange(ctx context.Context, in ExchangeInput) (Token, er
 		return Token{}, err
 	}
 	var out Token
-	err = records.Retry(ctx, func() (bool, error) {
-		var rec admin.App
-		it, err := records.Get(ctx, s.Store, auth.AppKey(app.ID), &rec)
-		if err != nil {
-			return false, err
-		}
+	subject := auth.TokenKey(auth.HashToken(in.SubjectToken))
+	err = s.changeApp(ctx, app.ID, func(rec *admin.App) ([]store.Op, bool, error) {
 		if !rec.Installed() {
-			return false, &Error{400, "invalid_grant", "client_id names an app that is not installed on this shop: the owner installs it through /admin/oauth/authorize first"}
+			return nil, false, &Error{400, "invalid_grant", "client_id names an app that is not installed on this shop: the owner installs it through /admin/oauth/authorize first"}
 		}
 		if extra := beyond(rec.Scopes, asked); len(extra) > 0 {
-			return false, &Error{400, "invalid_scope", "scope asks for scopes the app was not granted: " + strings.Join(extra, ", ")}
+			return nil, false, &Error{400, "invalid_scope", "scope asks for scopes the app was not granted: " + strings.Join(extra, ", ")}
 		}
 		now := admin.At(s.Clock.Now()).Time
 		var ops []store.Op
@@ -422,28 +438,24 @@ func (s Service) TokenExchange(ctx context.Context, in ExchangeInput) (Token, er
 			case rec.SeedTokenHash != "" && subtle.ConstantTimeCompare([]byte(h), []byte(rec.SeedTokenHash)) == 1:
 				rec.SeedTokenHash = ""
 			default:
-				return false, invalidSubject("is not the app's non-expiring offline token on this shop")
+				return nil, false, invalidSubject("is not the app's non-expiring offline token on this shop")
 			}
-			ops = append([]store.Op{store.Delete(auth.TokenKey(h), store.IfPresent, 0)}, startExpiring(&rec, key, now)...)
-			tok = expiringAnswer(&rec, key, now)
+			ops = append([]store.Op{store.Delete(auth.TokenKey(h), store.IfPresent, 0)}, startExpiring(rec, key, now)...)
+			tok = expiringAnswer(rec, key, now)
 		default:
 			scopes := asked
 			if !online || len(scopes) == 0 {
 				scopes = rec.Scopes
 			}
-			ops, tok = grant(&rec, &Code{AppID: rec.ID, Scopes: scopes, PerUser: online}, key, now, expiring.Set)
+			ops, tok = grant(rec, &Code{AppID: rec.ID, Scopes: scopes, PerUser: online}, key, now, expiring.Set)
 		}
-		ops = append(ops, putApp(it, &rec))
-		switch err := s.Store.Transact(ctx, ops...); {
-		case migrate && store.FailedOn(err, auth.TokenKey(auth.HashToken(in.SubjectToken))):
-			return false, invalidSubject("is not the app's non-expiring offline token on this shop")
-		case store.FailedOn(err, it.Key()):
-			return true, err
-		case err != nil:
-			return false, err
+		out = tok // answered only if the writes commit
+		return ops, true, nil
+	}, func(err error) error {
+		if migrate && store.FailedOn(err, subject) {
+			return invalidSubject("is not the app's non-expiring offline token on this shop")
 		}
-		out = tok
-		return false, nil
+		return nil
 	})
 	if err != nil {
 		return Token{}, err
@@ -556,32 +568,23 @@ func (s Service) ExchangeCode(ctx context.Context, in ExchangeInput) (Token, err
 		return Token{}, err
 	}
 	var out Token
-	err = records.Retry(ctx, func() (bool, error) {
-		var rec admin.App
-		it, err := records.Get(ctx, s.Store, auth.AppKey(app.ID), &rec)
-		if err != nil {
-			return false, err
-		}
-		if !c.current(&rec) {
-			return false, errInstall
+	err = s.changeApp(ctx, app.ID, func(rec *admin.App) ([]store.Op, bool, error) {
+		if !c.current(rec) {
+			return nil, false, errInstall
 		}
 		installs := !c.PerUser && !rec.Installed()
-		ops, tok := grant(&rec, &c, key, now, expiring.Set)
+		ops, tok := grant(rec, &c, key, now, expiring.Set)
 		ops = append([]store.Op{store.Delete(CodeKey(in.Code), store.IfPresent, 0)}, ops...)
-		ops = append(ops, store.Put(store.Item{PK: it.PK, SK: it.SK, Version: it.Version + 1, Data: records.Encode(rec)}, store.IfVersion, it.Version))
 		if installs {
 			ops = append(ops, events.Ops(events.OfApp(s.IDs, rec.ID, rec.Name, events.Installed))...)
 		}
-		switch err := s.Store.Transact(ctx, ops...); {
-		case store.FailedOn(err, CodeKey(in.Code)):
-			return false, errCode // exchanged by another request first
-		case store.FailedOn(err, it.Key()):
-			return true, err // the app record changed meanwhile (an uninstall, another grant)
-		case err != nil:
-			return false, err
+		out = tok // answered only if the writes commit
+		return ops, true, nil
+	}, func(err error) error {
+		if store.FailedOn(err, CodeKey(in.Code)) {
+			return errCode // exchanged by another request first
 		}
-		out = tok
-		return false, nil
+		return nil
 	})
 	if err != nil {
 		return Token{}, err
