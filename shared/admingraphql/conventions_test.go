@@ -166,3 +166,21 @@ func TestRequestsAndIntrospection(t *testing.T) {
 		}
 	}, groups...)
 }
+
+// An ID argument given as a number literal is an ID, as GraphQL coerces
+// it: refused as no global id (never a 500).
+func TestIDLiteralsAreIDs(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		for _, q := range []string{`{ node(id: 5) { id } }`, `{ event(id: 5) { id } }`, `{ page(id: 5) { id } }`,
+			`mutation { metafieldsSet(metafields: [{ownerId: 5, namespace: "custom", key: "kk1", value: "v", type: "single_line_text_field"}]) { userErrors { message } } }`} {
+			ans := gql(t, e, apitest.DemoToken, q, nil)
+			if msg := fmt.Sprint(dig(ans, "errors", 0, "message")); !strings.Contains(msg, "Invalid global id") {
+				t.Errorf("%s: %v", q, ans)
+			}
+		}
+		ans := gql(t, e, apitest.DemoToken, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": 5})
+		if msg := fmt.Sprint(dig(ans, "errors", 0, "message")); !strings.Contains(msg, "Invalid global id '5'") {
+			t.Errorf("a number variable: %v", ans)
+		}
+	}, groups...)
+}

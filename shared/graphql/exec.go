@@ -206,7 +206,13 @@ func (e *executor) object(ctx context.Context, def *ast.Definition, v Object, se
 			for _, more := range f.fields[1:] {
 				sel = append(sel[:len(sel):len(sel)], more.SelectionSet...)
 			}
-			val, err = v.Field(ctx, &Field{Name: first.Name, Args: first.ArgumentMap(e.vars), Selection: sel, Path: fpath})
+			args := first.ArgumentMap(e.vars)
+			for _, a := range first.Definition.Arguments {
+				if v, ok := args[a.Name]; ok {
+					args[a.Name] = coerceIDs(e.schema, a.Type, v)
+				}
+			}
+			val, err = v.Field(ctx, &Field{Name: first.Name, Args: args, Selection: sel, Path: fpath})
 		}
 		if c, ok := val.(interface{ Len() int }); ok && IsConnection(first.Definition.Type.Name()) {
 			if n := c.Len(); n > e.returned[first] {
@@ -351,4 +357,42 @@ func (o *ordered) MarshalJSON() ([]byte, error) {
 		b = append(b, vb...)
 	}
 	return append(b, '}'), nil
+}
+
+// coerceIDs gives an ID argument given as a number (a literal 5, a JSON
+// number in the variables) as the string GraphQL's ID input coerces it to,
+// in lists and input objects too, so that resolvers read every ID as a
+// string.
+func coerceIDs(s *ast.Schema, t *ast.Type, v any) any {
+	switch {
+	case v == nil:
+		return nil
+	case t.Elem != nil:
+		if l, ok := v.([]any); ok {
+			for i := range l {
+				l[i] = coerceIDs(s, t.Elem, l[i])
+			}
+		}
+		return v
+	case t.NamedType == "ID":
+		switch n := v.(type) {
+		case int64:
+			return strconv.FormatInt(n, 10)
+		case int:
+			return strconv.Itoa(n)
+		case float64:
+			return strconv.FormatFloat(n, 'f', -1, 64)
+		}
+		return v
+	}
+	if def := s.Types[t.NamedType]; def != nil && def.Kind == ast.InputObject {
+		if m, ok := v.(map[string]any); ok {
+			for _, f := range def.Fields {
+				if x, ok := m[f.Name]; ok {
+					m[f.Name] = coerceIDs(s, f.Type, x)
+				}
+			}
+		}
+	}
+	return v
 }
