@@ -65,6 +65,7 @@ func (e *Env) FixClock(start time.Time) *clock.Fixed {
 // so a change made to Deps afterwards would not reach them.
 func (e *Env) Change(f func(d *platform.Deps)) {
 	f(e.Deps)
+	e.Deps.Store = checked(e.T, e.Deps.Store)
 	e.Handler = api.Handler(&api.Deps{Deps: e.Deps}, e.groups...)
 }
 
@@ -96,6 +97,7 @@ func New(t testing.TB, st store.Store, groups ...api.Group) *Env {
 	rc := &ReadCounter{Store: st}
 	d := api.NewDeps(rc, storequeue.New(rc, api.DeliveryQueue), outbound.New(true), clock.System{})
 	d.BaseURL = BaseURL
+	d.Store = checked(t, d.Store)
 	return &Env{T: t, Deps: d, Handler: api.Handler(&api.Deps{Deps: d}, groups...), Reads: rc, groups: groups}
 }
 

@@ -286,26 +286,19 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 // metafields in one transaction (the image and metafields in further ones
 // when they do not fit), then its collects (collects.DeleteOfCollection).
 func (s Service) Delete(ctx context.Context, id int64) error {
-	app := admin.AppFrom(ctx)
 	var rest []store.Op
 	err := records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec, err := collection.Decode(it)
 		if err != nil {
 			return nil, err
 		}
-		ops := []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			handles.Release(collection.HandleNamespace, rec.Handle),
-		}
-		// Who deleted it is the request's to say: its event and
-		// notification commit with it; its counts and entries follow from
-		// the change feed (Derive).
-		ops = append(ops, events.Ops(events.New(s.IDs, subject(&rec.Collection), events.Destroy, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicDelete, collection.Resource, map[string]int64{"id": rec.ID})
-		if err != nil {
+		// Its tomb says who deleted it: its counts, entries, event and
+		// notification are the change feed's (Derive).
+		ops, tomb := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		if err := outbox.StampClock(ctx, s.Store, tomb, collection.TopicDelete); err != nil {
 			return nil, err
 		}
-		ops = append(ops, nops...)
+		ops = append(ops, handles.Release(collection.HandleNamespace, rec.Handle))
 		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
 		if err != nil {
 			return nil, err
@@ -355,7 +348,16 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	}
 	if next == nil {
 		ops := append(collection.StateCountOps(collection.Partition, &old.PublishedAt, nil), records.CountOp(collection.Partition, -1))
-		return append(ops, records.IndexOps(nil, old.Entries(), nil)...), nil
+		ops = append(ops, records.IndexOps(nil, old.Entries(), nil)...)
+		if c.Tomb == nil { // removed by no request
+			return ops, nil
+		}
+		evs, err := events.OfChange(ctx, st, c.Tomb, subject(&old.Collection), events.Destroy, "")
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, evs...)
+		return append(ops, outbox.OfChange(c, collection.TopicDelete, collection.Resource, map[string]int64{"id": old.ID})...), nil
 	}
 	verb, topic := events.Create, collection.TopicCreate
 	var ops []store.Op

@@ -115,7 +115,8 @@ func StampClock(ctx context.Context, st store.Store, it *store.Item, topic strin
 }
 
 // OfChange returns the writes that fire topic for a request's change to a
-// record (c, its item stamped by records.Stamp and StampClock): the
+// record (c, its item, or a removal's tomb, stamped by records.Stamp and
+// StampClock): the
 // notification's id is the change's, so it is dated when the change
 // committed, and it goes to the webhooks subscribed by then. The change
 // feed calls it. Another process may have drawn the same id for another
@@ -123,7 +124,7 @@ func StampClock(ctx context.Context, st store.Store, it *store.Item, topic strin
 // notification's key: a later attempt of the derivation (c.Attempt) takes
 // another id of the same second, at random, as ids does.
 func OfChange(c store.Change, topic, resource string, payload any, opts ...Option) []store.Op {
-	it := c.New
+	it := c.Stamped()
 	tick := it.Nums[store.ClockNum]
 	id := it.Nums[store.ChangeNum]
 	at := ids.Time(id)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/clock"
-	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/metafields"
@@ -190,22 +189,18 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 	return p, err
 }
 
-// Delete removes a page with its handle claim and count in one transaction
-// with its Page destroy event, then its metafields, as many transactions as
-// they need.
+// Delete removes a page with its handle claim in one transaction (its
+// count, entries and destroy event are the change feed's), then its
+// metafields, as many transactions as they need.
 func (s Service) Delete(ctx context.Context, id int64) error {
-	app := admin.AppFrom(ctx)
 	err := records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
 		var p Page
 		if err := records.Decode(it, &p); err != nil {
 			return nil, err
 		}
-		ops := []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			handles.Release(HandleNamespace, p.Handle),
-		}
-		// Who deleted it is the request's to say: its event commits with it.
-		return append(ops, events.Ops(events.New(s.IDs, p.subject(), events.Destroy, "", app.Name))...), nil
+		// Its tomb says who deleted it: its event is the change feed's.
+		ops, _ := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		return append(ops, handles.Release(HandleNamespace, p.Handle)), nil
 	})
 	if err != nil {
 		return err

@@ -106,8 +106,8 @@ var Indexer = records.Indexer{
 }
 
 // Derive is the change feed's work for a change to a page
-// (store.Deriver): its index entries and count, and, for a create or
-// update, its event (a delete's commits with it).
+// (store.Deriver): its index entries and count, and its event (a delete's
+// from its tomb).
 func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
 	old, next, err := records.DecodeChange[Page](c)
 	if err != nil {
@@ -118,7 +118,12 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	case old == nil:
 		ops = append(records.IndexOps(c.New, nil, next.entries()), records.CountOp(partition, 1))
 	case next == nil:
-		return append(records.IndexOps(nil, old.entries(), nil), records.CountOp(partition, -1)), nil
+		ops = append(records.IndexOps(nil, old.entries(), nil), records.CountOp(partition, -1))
+		if c.Tomb == nil { // removed by no request
+			return ops, nil
+		}
+		evs, err := events.OfChange(ctx, st, c.Tomb, old.subject(), events.Destroy, "")
+		return append(ops, evs...), err
 	default:
 		ops = records.IndexOps(c.New, old.entries(), next.entries())
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/ids"
@@ -383,6 +384,22 @@ func Stamp(ctx context.Context, it *store.Item, change int64) {
 	}
 	nums[store.ChangeNum] = change
 	it.Nums, it.Stamp = nums, Encode(&f)
+}
+
+// Remove returns the writes of a request's removal of the record it: its
+// delete, conditioned on the version read, and its tomb (store.TombKey),
+// stamped as Stamp stamps a write (change is the change's id), so that the
+// change feed can say who removed it, as of the commit: the event and
+// notification of a delete are derived, like every other change's. Stamp
+// the tomb's subscription clock (outbox.StampClock) before committing when
+// a topic fires. The tomb is one small item; it expires after
+// store.AppliedTTL, beyond the stream's retention.
+func Remove(ctx context.Context, it *store.Item, change int64, now time.Time) (ops []store.Op, tomb *store.Item) {
+	k := store.TombKey(it.Key(), it.Version)
+	t := store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(store.AppliedTTL).Unix()}
+	Stamp(ctx, &t, change)
+	ops = []store.Op{store.Delete(it.Key(), store.IfVersion, it.Version), store.Put(t, store.IfAbsent, 0)}
+	return ops, &ops[1].Item
 }
 
 // Facts are what a change's derived items show as they were when it

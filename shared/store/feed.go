@@ -39,6 +39,29 @@ type Change struct {
 	// same id, holds. A deriver keying an item by the stamp takes another
 	// key when it is above 0 (outbox.OfChange).
 	Attempt int
+	// Tomb, for a removal a request made, is what it committed beside it
+	// (TombKey): who removed the record, stamped as a write's item is
+	// (ChangeNum, ByNum, ClockNum, Stamp). The stream's image of a removal
+	// cannot say it; the feed reads it before deriving (derive). Nil for a
+	// removal no request stamped (an owner's clean-up, the seed's).
+	Tomb *Item
+}
+
+// Stamped is the item that carries the change's stamp: the record's new
+// image, or a removal's tomb (nil when none).
+func (c *Change) Stamped() *Item {
+	if c.New != nil {
+		return c.New
+	}
+	return c.Tomb
+}
+
+// TombKey addresses the tomb of the removal of the record at k, at version
+// (the version removed: a key reused by a later record has its own). Its
+// partition is no deriving record's, so in AWS the stream filter drops its
+// writes, and it expires by TTL, which DynamoDB does for free.
+func TombKey(k Key, version int64) Key {
+	return Key{PK: "tomb#" + k.PK, SK: k.SK + "#" + strconv.FormatInt(version, 10)}
 }
 
 // Key is the changed item's key.
@@ -84,6 +107,17 @@ func (ds Derivers) derive(ctx context.Context, st Store, c Change) ([]Op, error)
 		stamp := c.New.Nums[ChangeNum]
 		if stamp == 0 || (c.Old != nil && c.Old.Nums[ChangeNum] == stamp) {
 			return nil, nil
+		}
+	} else if c.Tomb == nil {
+		// One GetItem per removal: its tomb, committed with it, is there
+		// when the removal is (read consistently), and gone only after
+		// AppliedTTL, beyond the stream's retention.
+		t, err := st.Get(ctx, TombKey(c.Old.Key(), c.Old.Version))
+		switch {
+		case err == nil:
+			c.Tomb = &t
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
 		}
 	}
 	return d(ctx, st, c)
