@@ -411,6 +411,12 @@ func Derivers() store.Derivers {
 	}
 }
 
+// OnPark counts a change parked (store.Fed, store.Derivers.ApplyOrPark) in
+// the ChangesParked metric, which the ChangesParkedAlarm watches.
+func OnPark(d *platform.Deps) func(ctx context.Context, record store.Key) {
+	return func(ctx context.Context, record store.Key) { d.Metrics.ChangeParked(ctx, record.PK) }
+}
+
 // UseStore makes st d's store as requests and jobs use it: a moment's
 // unavailability retried within the call (store.Retrying); with a local
 // feed, each commit's derived work done right after it (store.Feed); and
@@ -421,7 +427,7 @@ func UseStore(d *platform.Deps, st store.Store, localFeed bool) {
 	d.Feed = nil
 	if localFeed {
 		d.Feed = store.Feed(st, d.Derivers) // Retrying within
-		d.Feed.OnPark = func(ctx context.Context, record store.Key) { d.Metrics.ChangeParked(ctx, record.PK) }
+		d.Feed.OnPark = OnPark(d)
 		inner = d.Feed
 	}
 	d.Store = idempotency.Wrap(inner)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
@@ -11,6 +12,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/records"
+	"github.com/storeadmin/adminapi/shared/redirects"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/store"
@@ -29,6 +31,23 @@ const IndexVersion = 2 // 2: script tags, webhooks, comments', collections', art
 func indexers() []records.Indexer {
 	return []records.Indexer{pages.Indexer, events.Indexer, comments.Indexer, scripttags.Indexer, webhooks.Indexer,
 		collection.Indexer, smartcollections.Indexer, articles.Indexer, metafields.Indexer}
+}
+
+// Repair rebuilds every record type's index keys, entries and counts from
+// its records (records.Reindex over every indexer, whatever IndexVersion
+// the store is at): the derived state a parked change left missing, or a
+// redrive left stale, comes back. Idempotent; like Reindex an offline step,
+// run with the API stopped and the change feed caught up (infra/import
+// -repair; docs/operations.md, Parked changes).
+func Repair(ctx context.Context, st store.Store) error {
+	return records.Reindex(ctx, st, append(indexers(), redirects.Indexer)...)
+}
+
+// Redrive derives the changes the change feed parked (store.Derivers.Redrive),
+// each once, in the order each record's changes committed, and reports how
+// many (infra/import -redrive; docs/operations.md, Parked changes).
+func Redrive(ctx context.Context, st store.Store, now time.Time) (int, error) {
+	return Derivers().Redrive(ctx, st, now)
 }
 
 // indexVersionKey holds the IndexVersion a store's index was last brought

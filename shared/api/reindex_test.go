@@ -132,3 +132,47 @@ func checkReindexedPages(t *testing.T, e *apitest.Env, stamp admin.Time) {
 		{Query: "published_at_min=" + apitest.Stamp(stamp.Add(-time.Hour)), Keep: func(p map[string]any) bool { return p["published_at"] != nil }},
 	})
 }
+
+// A repair brings back counts and entries that a lost derivation left
+// wrong, for every type the feed derives, with the API up and again.
+func TestRepairRebuildsDerivedState(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		ctx := context.Background()
+		e.Do("POST", "/admin/redirects.json", map[string]any{"redirect": map[string]any{"path": "/repair-me", "target": "/there"}}).Expect(t, 201)
+		e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": "Repair me"}}).Expect(t, 201)
+		count := func(path string) float64 {
+			return e.Do("GET", path, nil).Expect(t, 200).JSON(t)["count"].(float64)
+		}
+		redirects, pages := count("/admin/redirects/count.json"), count("/web/pages/count.json")
+		// What a parked change leaves: its count and its entries missing.
+		st := store.Innermost(e.Deps.Store)
+		for _, pk := range []string{"count#redirect", "count#page", "page#title=Repair me"} {
+			items, _, err := st.Query(ctx, store.Query{PK: pk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range items {
+				if err := st.Transact(ctx, store.Delete(it.Key(), store.Always, 0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if count("/admin/redirects/count.json") != 0 || len(e.Do("GET", "/web/pages.json?title=Repair+me", nil).Expect(t, 200).List(t, "pages")) != 0 {
+			t.Fatal("the derived state was not removed")
+		}
+		for range 2 {
+			if err := api.Repair(ctx, e.Deps.Store); err != nil {
+				t.Fatal(err)
+			}
+			if got := count("/admin/redirects/count.json"); got != redirects {
+				t.Errorf("redirects count %v after a repair, want %v", got, redirects)
+			}
+			if got := count("/web/pages/count.json"); got != pages {
+				t.Errorf("pages count %v after a repair, want %v", got, pages)
+			}
+			if n := len(e.Do("GET", "/web/pages.json?title=Repair+me", nil).Expect(t, 200).List(t, "pages")); n != 1 {
+				t.Errorf("title filter lists %d after a repair, want 1", n)
+			}
+		}
+	}, api.Redirects, api.Pages)
+}

@@ -2,8 +2,10 @@ package delivery_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,9 +23,11 @@ import (
 	"github.com/storeadmin/adminapi/shared/apitest"
 	cfg "github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
+	"github.com/storeadmin/adminapi/shared/pages"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqstest"
+	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
 )
@@ -65,7 +69,7 @@ func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeli
 		t.Fatal(err)
 	}
 	p := &awsPipeline{t: t, streams: streams, sqs: sqstest.Client(t), queueURL: queueURL,
-		feed:     delivery.StreamHandler(st, q, e.Deps.Clock, e.Deps.Derivers),
+		feed:     delivery.StreamHandler(st, q, e.Deps.Clock, e.Deps.Derivers, api.OnPark(e.Deps)),
 		dispatch: delivery.SQSHandler(q, api.Dispatcher(e.Deps, cfg.Config{RetryBase: time.Second}))}
 	sd, err := streams.DescribeStream(context.Background(), &dynamodbstreams.DescribeStreamInput{StreamArn: desc.Table.LatestStreamArn})
 	if err != nil || len(sd.StreamDescription.Shards) == 0 {
@@ -272,5 +276,78 @@ func TestAWSChangeFeedDerivesOnce(t *testing.T) {
 	p.handle(p.pollStream())
 	if got := count(); got != before {
 		t.Fatalf("count %v after the delete, want %v", got, before)
+	}
+}
+
+// The drill of docs/operations.md, Parked changes: a change whose
+// derivation keeps failing is parked with its images (and a delete's
+// tomb), the stream goes on with the other changes, and a redrive, once
+// the cause is fixed, derives what was parked, once.
+func TestAWSChangeFeedParksAndRedrives(t *testing.T) {
+	dynamotest.Endpoint(t)
+	sqstest.Endpoint(t)
+	e, p := newAWSPipeline(t, api.Pages, api.Events)
+	ctx := context.Background()
+	st := store.Innermost(e.Deps.Store)
+	poisoned := true
+	derive := e.Deps.Derivers[pages.Partition]
+	e.Deps.Derivers[pages.Partition] = func(ctx context.Context, s store.Store, c store.Change) ([]store.Op, error) {
+		img := c.New
+		if img == nil {
+			img = c.Old
+		}
+		if poisoned && strings.Contains(string(img.Data), `"Poison"`) {
+			return nil, errors.New("a deriver that cannot derive this page")
+		}
+		return derive(ctx, s, c)
+	}
+	count := func() float64 {
+		return e.Do("GET", "/web/pages/count.json", nil).Expect(t, 200).JSON(t)["count"].(float64)
+	}
+	titled := func(title string) int {
+		return len(e.Do("GET", "/web/pages.json?title="+title, nil).Expect(t, 200).List(t, "pages"))
+	}
+	logged := func(verb string) int {
+		return len(e.Do("GET", "/com/events.json?filter=Page&verb="+verb, nil).Expect(t, 200).List(t, "events"))
+	}
+	parked := func() int {
+		changes, _, err := store.Parked(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(changes)
+	}
+	before := count()
+	poison := e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": "Poison"}}).Expect(t, 201).Object(t, "page")
+	e.Do("POST", "/web/pages.json", map[string]any{"page": map[string]any{"title": "Fine"}}).Expect(t, 201)
+	p.pollStream() // must not fail: the poison is parked, Fine derived
+	if got, n := count(), parked(); got != before+1 || n != 1 || titled("Fine") != 1 || titled("Poison") != 0 {
+		t.Fatalf("after the stream: count %v (want %v), %d parked (want 1), Fine listed %d, Poison %d", got, before+1, n, titled("Fine"), titled("Poison"))
+	}
+	// Its delete fails too and is parked with its tomb (who deleted it).
+	e.Do("DELETE", fmt.Sprintf("/web/pages/%d.json", int64(poison["id"].(float64))), nil).Expect(t, 200)
+	p.pollStream()
+	if n := parked(); n != 2 {
+		t.Fatalf("%d parked after the delete, want 2", n)
+	}
+
+	poisoned = false // the cause fixed
+	n, err := e.Deps.Derivers.Redrive(ctx, st, e.Deps.Clock.Now())
+	if err != nil || n != 2 {
+		t.Fatalf("redrive derived %d (error %v), want 2", n, err)
+	}
+	if got := count(); got != before+1 || parked() != 0 || titled("Poison") != 0 {
+		t.Fatalf("after the redrive: count %v (want %v), %d parked, Poison listed %d", got, before+1, parked(), titled("Poison"))
+	}
+	destroyed := e.Do("GET", "/com/events.json?filter=Page&verb=destroy", nil).Expect(t, 200).List(t, "events")
+	if len(destroyed) != 1 || destroyed[0].(map[string]any)["author"] == "" || logged("create") != 2 {
+		t.Fatalf("after the redrive: destroy events %v, %d create events (want 2)", destroyed, logged("create"))
+	}
+	if n, err := e.Deps.Derivers.Redrive(ctx, st, e.Deps.Clock.Now()); n != 0 || err != nil {
+		t.Fatalf("a second redrive derived %d (error %v), want nothing", n, err)
+	}
+	p.pollStream() // the redrive's own writes derive nothing more
+	if got := count(); got != before+1 || logged("create") != 2 {
+		t.Fatalf("after the redrive's stream records: count %v, %d create events", got, logged("create"))
 	}
 }

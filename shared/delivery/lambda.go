@@ -62,7 +62,7 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 // record is reported by sequence number, so the stream retries from it and
 // nothing after it is skipped. clk tells which markers Sweep picks up and
 // dates the derived work's markers.
-func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Derivers) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Derivers, parked func(ctx context.Context, record store.Key)) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
 		fail := func(seq string, err error) {
@@ -82,7 +82,14 @@ func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Deri
 			if ds.Derives(pk) {
 				c, err := dynamostore.ChangeOf(r)
 				if err == nil {
-					err = ds.ApplyOnce(ctx, st, c, clk.Now())
+					// A change that keeps failing is parked with its images,
+					// so the shard's other changes go on; only unavailability
+					// is retried by the stream.
+					err = ds.ApplyOrPark(ctx, st, c, clk.Now(), func(k store.Key, _ error) {
+						if parked != nil {
+							parked(ctx, k)
+						}
+					})
 				}
 				if err != nil {
 					bad, badSeq = err, r.Change.SequenceNumber

@@ -87,6 +87,9 @@ type Dimension struct{ Name, Value string }
 type Set struct {
 	Dimensions []Dimension
 	Metrics    []Metric
+	// Total also records the metrics without the dimensions, for an alarm
+	// on their sum over every dimension value.
+	Total bool
 }
 
 // Recorder writes the lines. The composition root makes one per process
@@ -147,6 +150,9 @@ func (r *Recorder) Emit(ctx context.Context, sets ...Set) {
 		for _, dim := range s.Dimensions {
 			d.Dimensions[0] = append(d.Dimensions[0], dim.Name)
 			attrs = append(attrs, slog.String(dim.Name, dim.Value))
+		}
+		if s.Total {
+			d.Dimensions = append(d.Dimensions, []string{})
 		}
 		for _, m := range s.Metrics {
 			d.Metrics = append(d.Metrics, definition{m.Name, m.Unit})
@@ -211,9 +217,10 @@ func (r *Recorder) CallLimit(ctx context.Context, appID int64) {
 }
 
 // ChangeParked records a change of a record of partition that the change
-// feed parked.
+// feed parked (locally the store's feed, in AWS the change-feed function),
+// by partition and in total (the ChangesParkedAlarm's).
 func (r *Recorder) ChangeParked(ctx context.Context, partition string) {
-	r.Emit(ctx, Set{Dimensions: []Dimension{{Partition, partition}}, Metrics: []Metric{
+	r.Emit(ctx, Set{Dimensions: []Dimension{{Partition, partition}}, Total: true, Metrics: []Metric{
 		{ChangesParked, Count, 1},
 	}})
 }

@@ -101,7 +101,7 @@ var Indexer = records.Indexer{
 	Rewrite: func(it *store.Item) (records.Rewritten, error) {
 		var p Page
 		err := records.Decode(it, &p)
-		return records.Rewritten{Item: *it, Entries: p.entries()}, err
+		return records.Rewritten{Item: *it, Entries: p.entries(), Counted: []records.Counted{{Counter: partition, Query: store.Query{PK: partition}}}}, err
 	},
 }
 

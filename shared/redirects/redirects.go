@@ -118,3 +118,13 @@ func NormalizePath(p string) string {
 // validTarget: an absolute http(s) URL with a host, or an absolute path
 // (not "//"), in URI characters, as the document's redirectTarget says.
 func validTarget(t string) bool { return admin.IsRedirectTarget(t) }
+
+// Indexer recounts the redirects from their records (records.Reindex): a
+// redirect has no entries, only its count, which the change feed keeps.
+var Indexer = records.Indexer{
+	Name:       "redirects",
+	Partitions: records.OnePartition(partition),
+	Rewrite: func(it *store.Item) (records.Rewritten, error) {
+		return records.Rewritten{Item: *it, Counted: []records.Counted{{Counter: partition, Query: store.Query{PK: partition}}}}, nil
+	},
+}

@@ -612,3 +612,147 @@ func (f *Fed) derivePendingChange(ctx context.Context, p *pendingChange) error {
 	// Its pending items already gone: another process derived it.
 	return f.derivers.apply(ctx, f.once, p.c, deletes, true, last, false)
 }
+
+// Parking in AWS and redriving on both stores. The change-feed function
+// derives each stream record with ApplyOrPark: a change whose derivation
+// fails MaxDeriveTries times in a row for a reason other than the store's
+// unavailability is parked, its images written to the parked partition as
+// the local feed parks them, so that the stream goes on with the shard's
+// other changes instead of retrying the record until its retention ends
+// and losing it. Unavailability is returned, for the stream to retry the
+// record in order: it heals. Redrive derives what was parked, on either
+// store, once its cause is fixed.
+
+// parkedName names a parked change's items in AWS: the record's key and
+// the version the change made (its stamp, or the version a removal
+// removed), as its marker does, so parking it twice writes the same items.
+func parkedName(c Change) string { return marker(c, time.Unix(0, 0)).Item.SK }
+
+// ApplyOrPark applies c once (ApplyOnce), trying a failing derivation
+// MaxDeriveTries times; then it parks c (Park) and calls onPark with the
+// record and the cause. It returns only what the stream must retry: the
+// store's unavailability, or a park that could not be written.
+func (ds Derivers) ApplyOrPark(ctx context.Context, st Store, c Change, now time.Time, onPark func(record Key, cause error)) error {
+	var err error
+	for try := 1; try <= MaxDeriveTries; try++ {
+		if err = ds.ApplyOnce(ctx, st, c, now); err == nil || errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+	}
+	if perr := Park(ctx, st, c); perr != nil {
+		return perr
+	}
+	k := c.Key()
+	slog.Error("change feed: a change whose derivation keeps failing is parked; the record's later changes go on",
+		"record", k.PK+"/"+k.SK, "parked", ParkedPartition+"/"+parkedName(c), "tries", MaxDeriveTries, "error", err.Error())
+	if onPark != nil {
+		onPark(k, err)
+	}
+	return nil
+}
+
+// Park writes c's images to the parked partition (two items, the image
+// before and after, in the pending items' format), and a removal's tomb
+// (a third, "#2"), which would expire before a late redrive, in one
+// transaction.
+func Park(ctx context.Context, st Store, c Change) error {
+	name := parkedName(c)
+	ops := []Op{
+		Put(Item{PK: ParkedPartition, SK: name + "#0", Version: 1, Data: encodePending(true, c.Old)}, Always, 0),
+		Put(Item{PK: ParkedPartition, SK: name + "#1", Version: 1, Data: encodePending(false, c.New)}, Always, 0),
+	}
+	if c.New == nil {
+		t, err := st.Get(ctx, TombKey(c.Old.Key(), c.Old.Version))
+		switch {
+		case err == nil:
+			ops = append(ops, Put(Item{PK: ParkedPartition, SK: name + "#2", Version: 1, Data: encodePending(false, &t)}, Always, 0))
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+	}
+	return st.Transact(ctx, ops...)
+}
+
+// Parked returns the parked changes, by name (their items' key without
+// "#0" or "#1"), with the keys of their items.
+func Parked(ctx context.Context, st Store) (map[string]Change, map[string][]Key, error) {
+	changes, keys := map[string]Change{}, map[string][]Key{}
+	q := Query{PK: ParkedPartition}
+	for {
+		items, next, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range items {
+			name := items[i].SK[:max(len(items[i].SK)-2, 0)] // without "#0", "#1" or "#2"
+			old, img, err := decodePending(items[i].Data)
+			if err != nil {
+				return nil, nil, fmt.Errorf("store: parked item %s: %w", items[i].SK, err)
+			}
+			c := changes[name]
+			switch {
+			case strings.HasSuffix(items[i].SK, "#2"):
+				c.Tomb = img
+			case old:
+				c.Old = img
+			default:
+				c.New = img
+			}
+			changes[name], keys[name] = c, append(keys[name], items[i].Key())
+		}
+		if next == "" {
+			for name, c := range changes {
+				if c.Old == nil && c.New == nil {
+					delete(changes, name) // a tomb alone: not a change
+				}
+			}
+			return changes, keys, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// Redrive derives every parked change whose both images are there, each
+// once (ApplyOnce's marker) in one transaction with the removal of its
+// parked items, and returns how many it derived and the first failure
+// (the others are still tried). Run it once a parked change's cause is
+// fixed (docs/operations.md); running it again, or at once from two
+// places, derives nothing twice.
+func (ds Derivers) Redrive(ctx context.Context, st Store, now time.Time) (int, error) {
+	changes, keys, err := Parked(ctx, st)
+	if err != nil {
+		return 0, err
+	}
+	// A record's changes in the order they committed: by the version
+	// each made (a removal's is the one after the version it removed).
+	made := func(c Change) int64 {
+		if c.New != nil {
+			return c.New.Version
+		}
+		return c.Old.Version + 1
+	}
+	names := slices.Collect(maps.Keys(changes))
+	slices.SortFunc(names, func(a, b string) int {
+		ca, cb := changes[a], changes[b]
+		ka, kb := ca.Key(), cb.Key()
+		return cmp.Or(cmp.Compare(ka.PK, kb.PK), cmp.Compare(ka.SK, kb.SK), cmp.Compare(made(ca), made(cb)))
+	})
+	var first error
+	n := 0
+	for _, name := range names {
+		c := changes[name]
+		m := marker(c, now)
+		guard := []Op{m}
+		for _, k := range keys[name] {
+			guard = append(guard, Delete(k, IfPresent, 0))
+		}
+		if err := ds.apply(ctx, st, c, guard, true, m.Item.Key(), true); err != nil {
+			if first == nil {
+				first = fmt.Errorf("store: redrive of %s: %w", name, err)
+			}
+			continue
+		}
+		n++
+	}
+	return n, first
+}
