@@ -24,5 +24,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(delivery.StreamHandler(deps.Store, deps.Queue, deps.Clock, deps.Derivers, api.OnPark(deps.Deps)))
+	lambda.Start(delivery.StreamHandler(deps.Deps))
 }

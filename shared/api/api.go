@@ -392,7 +392,7 @@ func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Cloc
 	imports := storequeue.New(st, ThemeImportQueue)
 	imports.UseClock(clk.Now)
 	d := &platform.Deps{Clock: clk, IDs: ids.NewClock(clk.Now), Outbound: out, Queue: q, ThemeImports: imports,
-		Metrics: metrics.New(os.Stderr, ""), Derivers: Derivers(), Owner: platform.Owner{Local: true}}
+		Metrics: metrics.New(os.Stderr, ""), Derivers: Derivers(), CleanUps: CleanUps(), Owner: platform.Owner{Local: true}}
 	UseStore(d, st, true)
 	d.ProductChanged = smartcollections.ProductChanged(d)
 	return d
@@ -408,6 +408,16 @@ func Derivers() store.Derivers {
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,
+	}
+}
+
+// CleanUps are the clean-ups of removed owners, by the partition of the
+// owners (store.CleanUps): what belonged to a record is removed after it,
+// from the change feed.
+func CleanUps() store.CleanUps {
+	return store.CleanUps{
+		pages.Partition:      pages.CleanUp,
+		collection.Partition: customcollections.CleanUp,
 	}
 }
 
@@ -428,6 +438,7 @@ func UseStore(d *platform.Deps, st store.Store, localFeed bool) {
 	if localFeed {
 		d.Feed = store.Feed(st, d.Derivers) // Retrying within
 		d.Feed.OnPark = OnPark(d)
+		d.Feed.CleanUps = d.CleanUps
 		inner = d.Feed
 	}
 	d.Store = idempotency.Wrap(inner)

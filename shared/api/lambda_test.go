@@ -114,7 +114,7 @@ func TestEventSourceSamples(t *testing.T) {
 			if len(feed.Records) != 1 || feed.Records[0].EventName != "INSERT" || feed.Records[0].Change.Keys["PK"].String() != outbox.Partition {
 				t.Fatalf("stream-insert.json: want one INSERT of an outbox marker, got %+v", feed.Records)
 			}
-			feedResp, err := delivery.StreamHandler(env.Deps.Store, env.Deps.Queue, env.Deps.Clock, env.Deps.Derivers, api.OnPark(env.Deps))(ctx, feed)
+			feedResp, err := delivery.StreamHandler(env.Deps)(ctx, feed)
 			if err != nil || len(feedResp.BatchItemFailures) > 0 {
 				t.Errorf("change-feed: failures %+v, error %v", feedResp.BatchItemFailures, err)
 			}

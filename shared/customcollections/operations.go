@@ -282,47 +282,43 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (collection.Co
 	return rec.Collection, nil
 }
 
-// Delete removes the collection, its handle, count, image file and
-// metafields in one transaction (the image and metafields in further ones
-// when they do not fit), then its collects (collects.DeleteOfCollection).
+// Delete removes the collection and its handle in one transaction.
 func (s Service) Delete(ctx context.Context, id int64) error {
-	var rest []store.Op
-	err := records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
+	return records.Update(ctx, s.Store, collection.Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec, err := collection.Decode(it)
 		if err != nil {
 			return nil, err
 		}
-		// Its tomb says who deleted it: its counts, entries, event and
-		// notification are the change feed's (Derive).
+		// Its tomb says who deleted it: its counts, entries, event,
+		// notification and clean-up are the change feed's (Derive).
 		ops, tomb := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
 		if err := outbox.StampClock(ctx, s.Store, tomb, collection.TopicDelete); err != nil {
 			return nil, err
 		}
-		ops = append(ops, handles.Release(collection.HandleNamespace, rec.Handle))
-		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
-		if err != nil {
-			return nil, err
-		}
-		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerCustomCollection, rec.ID)
-		if err != nil {
-			return nil, err
-		}
-		extra = append(extra, mops...)
-		ops, rest = records.WithLeftovers(ops, extra)
-		return ops, nil
+		return append(ops, handles.Release(collection.HandleNamespace, rec.Handle)), nil
 	})
+}
+
+// CleanUp removes what a removed custom collection owned
+// (store.CleanUp): its image file, its metafields and its collects, each
+// removal idempotent.
+func CleanUp(ctx context.Context, st store.Store, owner *store.Item) error {
+	rec, err := collection.Decode(owner)
 	if err != nil {
 		return err
 	}
-	// Its collects and leftovers go after it: their collection is gone, so
-	// removing them later is harmless, and each removal is idempotent.
-	records.AfterCommit(ctx, "custom collection's collects and leftovers", func() error {
-		if err := collects.DeleteOfCollection(ctx, s.Store, id); err != nil {
-			return err
-		}
-		return records.TransactBatches(ctx, s.Store, rest)
-	})
-	return nil
+	ops, err := images.DeleteFileOps(ctx, st, rec.ImageFile)
+	if err != nil {
+		return err
+	}
+	mops, err := metafields.DeleteOwnerOps(ctx, st, metafields.OwnerCustomCollection, rec.ID)
+	if err != nil {
+		return err
+	}
+	if err := records.TransactBatches(ctx, st, append(ops, mops...)); err != nil {
+		return err
+	}
+	return collects.DeleteOfCollection(ctx, st, rec.ID)
 }
 
 // Derive is the change feed's work for a change to a custom collection
@@ -347,7 +343,7 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 		return nil, err
 	}
 	if next == nil {
-		ops := append(collection.StateCountOps(collection.Partition, &old.PublishedAt, nil), records.CountOp(collection.Partition, -1))
+		ops := append(collection.StateCountOps(collection.Partition, &old.PublishedAt, nil), records.CountOp(collection.Partition, -1), store.CleanUpOp(c))
 		ops = append(ops, records.IndexOps(nil, old.Entries(), nil)...)
 		if c.Tomb == nil { // removed by no request
 			return ops, nil

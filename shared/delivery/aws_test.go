@@ -69,7 +69,7 @@ func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeli
 		t.Fatal(err)
 	}
 	p := &awsPipeline{t: t, streams: streams, sqs: sqstest.Client(t), queueURL: queueURL,
-		feed:     delivery.StreamHandler(st, q, e.Deps.Clock, e.Deps.Derivers, api.OnPark(e.Deps)),
+		feed:     delivery.StreamHandler(e.Deps),
 		dispatch: delivery.SQSHandler(q, api.Dispatcher(e.Deps, cfg.Config{RetryBase: time.Second}))}
 	sd, err := streams.DescribeStream(context.Background(), &dynamodbstreams.DescribeStreamInput{StreamArn: desc.Table.LatestStreamArn})
 	if err != nil || len(sd.StreamDescription.Shards) == 0 {
@@ -349,5 +349,38 @@ func TestAWSChangeFeedParksAndRedrives(t *testing.T) {
 	p.pollStream() // the redrive's own writes derive nothing more
 	if got := count(); got != before+1 || logged("create") != 2 {
 		t.Fatalf("after the redrive's stream records: count %v, %d create events", got, logged("create"))
+	}
+}
+
+// A removed owner's clean-up is derived: the collection's removal writes
+// its clean-up marker, whose stream record removes its collects, never in
+// the request.
+func TestAWSChangeFeedCleansUpARemovedOwner(t *testing.T) {
+	dynamotest.Endpoint(t)
+	sqstest.Endpoint(t)
+	e, p := newAWSPipeline(t, api.Collections)
+	cc := e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "Owner"}}).Expect(t, 201).Object(t, "custom_collection")
+	id := int64(cc["id"].(float64))
+	e.Do("POST", "/com/collects.json", map[string]any{"collect": map[string]any{"product_id": 632910392, "collection_id": id}}).Expect(t, 201)
+	collects := func() int { // as stored: a list filters out a removed collection's
+		items, _, err := store.Innermost(e.Deps.Store).Query(context.Background(), store.Query{PK: fmt.Sprintf("collect#guard#%d", id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(items)
+	}
+	p.pollStream()
+	e.Do("DELETE", fmt.Sprintf("/com/custom_collections/%d.json", id), nil).Expect(t, 200)
+	if n := collects(); n != 1 {
+		t.Fatalf("%d collects right after the delete, want 1: the clean-up ran in the request", n)
+	}
+	for range 3 { // the removal, then its clean-up marker, then the clean-up's own removals
+		p.pollStream()
+	}
+	if n := collects(); n != 0 {
+		t.Fatalf("%d collects after the stream, want 0", n)
+	}
+	if items, _, err := store.Innermost(e.Deps.Store).Query(context.Background(), store.Query{PK: store.CleanUpPartition}); err != nil || len(items) != 0 {
+		t.Fatalf("clean-up markers left: %v (error %v)", items, err)
 	}
 }

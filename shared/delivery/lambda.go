@@ -6,8 +6,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue"
 	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqsevent"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -62,7 +62,8 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 // record is reported by sequence number, so the stream retries from it and
 // nothing after it is skipped. clk tells which markers Sweep picks up and
 // dates the derived work's markers.
-func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Derivers, parked func(ctx context.Context, record store.Key)) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func StreamHandler(d *platform.Deps) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	st, q, clk, ds := d.Store, d.Queue, d.Clock, d.Derivers
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
 		fail := func(seq string, err error) {
@@ -85,11 +86,7 @@ func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Deri
 					// A change that keeps failing is parked with its images,
 					// so the shard's other changes go on; only unavailability
 					// is retried by the stream.
-					err = ds.ApplyOrPark(ctx, st, c, clk.Now(), func(k store.Key, _ error) {
-						if parked != nil {
-							parked(ctx, k)
-						}
-					})
+					err = ds.ApplyOrPark(ctx, st, c, clk.Now(), func(k store.Key, _ error) { d.Metrics.ChangeParked(ctx, k.PK) })
 				}
 				if err != nil {
 					bad, badSeq = err, r.Change.SequenceNumber
@@ -97,7 +94,17 @@ func StreamHandler(st store.Store, q queue.Queue, clk clock.Clock, ds store.Deri
 				}
 				continue
 			}
-			if r.EventName != string(events.DynamoDBOperationTypeInsert) || pk != outbox.Partition {
+			if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+				continue
+			}
+			if pk == store.CleanUpPartition { // a removed owner's clean-up
+				if err := d.CleanUps.Run(ctx, st, store.Key{PK: pk, SK: r.Change.Keys["SK"].String()}); err != nil {
+					bad, badSeq = err, r.Change.SequenceNumber
+					break
+				}
+				continue
+			}
+			if pk != outbox.Partition {
 				continue
 			}
 			id, err := records.ParseIDSK(r.Change.Keys["SK"].String())

@@ -189,11 +189,11 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Page, error) 
 	return p, err
 }
 
-// Delete removes a page with its handle claim in one transaction (its
-// count, entries and destroy event are the change feed's), then its
-// metafields, as many transactions as they need.
+// Delete removes a page with its handle claim in one transaction; its
+// count, entries, destroy event and the clean-up of its metafields
+// (CleanUp) are the change feed's.
 func (s Service) Delete(ctx context.Context, id int64) error {
-	err := records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
+	return records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
 		var p Page
 		if err := records.Decode(it, &p); err != nil {
 			return nil, err
@@ -202,15 +202,4 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 		ops, _ := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
 		return append(ops, handles.Release(HandleNamespace, p.Handle)), nil
 	})
-	if err != nil {
-		return err
-	}
-	records.AfterCommit(ctx, "page's metafields", func() error {
-		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerPage, id)
-		if err != nil {
-			return err
-		}
-		return records.TransactBatches(ctx, s.Store, mops)
-	})
-	return nil
 }

@@ -118,7 +118,7 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	case old == nil:
 		ops = append(records.IndexOps(c.New, nil, next.entries()), records.CountOp(partition, 1))
 	case next == nil:
-		ops = append(records.IndexOps(nil, old.entries(), nil), records.CountOp(partition, -1))
+		ops = append(records.IndexOps(nil, old.entries(), nil), records.CountOp(partition, -1), store.CleanUpOp(c))
 		if c.Tomb == nil { // removed by no request
 			return ops, nil
 		}
@@ -133,6 +133,19 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	}
 	evs, err := events.OfChange(ctx, st, c.New, next.subject(), verb, "")
 	return append(ops, evs...), err
+}
+
+// CleanUp removes a removed page's metafields (store.CleanUp).
+func CleanUp(ctx context.Context, st store.Store, owner *store.Item) error {
+	id, err := records.ParseIDSK(owner.SK)
+	if err != nil {
+		return err
+	}
+	ops, err := metafields.DeleteOwnerOps(ctx, st, metafields.OwnerPage, id)
+	if err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, st, ops)
 }
 
 // subject is the page as the events log names it.

@@ -44,6 +44,9 @@ type Deps struct {
 	// Derivers are the change feed's work by partition (index entries,
 	// counts, events, notifications that follow from a change).
 	Derivers store.Derivers
+	// CleanUps are the removed owners' clean-ups (their metafields,
+	// collects, files), which the change feed runs after a removal.
+	CleanUps store.CleanUps
 	// Feed, when set, derives that work in this process right after each
 	// commit (the local runner, tests); nil where the table's stream does
 	// (Lambda). Store writes through it.

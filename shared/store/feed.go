@@ -252,6 +252,10 @@ type Fed struct {
 	// OnPark, when set, is told of every change parked (the composition
 	// root counts it in a metric); set before the feed is used.
 	OnPark func(ctx context.Context, record Key)
+	// CleanUps are the removed owners' clean-ups (cleanup.go), run through
+	// the feed right after the removal's derivation wrote their marker, and
+	// by every Drain; set before the feed is used.
+	CleanUps CleanUps
 
 	mu     sync.Mutex // derivations, one at a time, and the fields below
 	waited *sync.Cond // on mu: a change in flight settled
@@ -372,6 +376,25 @@ func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
 		p.keys = append(p.keys, k)
 	}
 	err = f.Store.Transact(ctx, all...)
+	f.commit(ctx, pend, err)
+	if err == nil {
+		// A removed owner's clean-up, once its derivation wrote the marker:
+		// through the feed, so its removals derive too, before the request
+		// answers. One that fails is the next Drain's.
+		for _, p := range pend {
+			if p.c.New == nil && f.CleanUps[p.c.Key().PK] != nil {
+				if cerr := f.CleanUps.Run(ctx, f, Key{PK: CleanUpPartition, SK: parkedName(p.c)}); cerr != nil {
+					slog.Warn("change feed: a clean-up left for the next drain", "error", cerr.Error())
+				}
+			}
+		}
+	}
+	return err
+}
+
+// commit settles pend after their transaction returned err: queued when
+// it committed or may have, and derived. Called without mu held.
+func (f *Fed) commit(ctx context.Context, pend []*pendingChange, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	maybe := errors.Is(err, ErrUnavailable) // it may have committed
@@ -391,7 +414,6 @@ func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
 		}
 		f.heal(ctx)
 	}
-	return err
 }
 
 // heal derives what the store's unavailability left queued of records
@@ -523,6 +545,14 @@ func (ds Derivers) ChangesOf(ctx context.Context, st Store, ops []Op) ([]Change,
 // Drain derives every change left pending: by a failure, or, the first
 // time, by an earlier process. It returns the first failure.
 func (f *Fed) Drain(ctx context.Context) error {
+	err := f.drain(ctx)
+	if cerr := f.CleanUps.RunAll(ctx, f); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (f *Fed) drain(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.load(ctx); err != nil {
