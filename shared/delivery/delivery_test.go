@@ -649,3 +649,30 @@ func TestBatchReadsEachNotificationOnce(t *testing.T) {
 		}
 	}, api.Webhooks)
 }
+
+// A notification the change feed derived late (its change's id is past
+// SweepAge, its marker just written) is its own stream record's to fan
+// out: the sweep leaves it, so it is not delivered twice.
+func TestSweepLeavesALateDerivedNotification(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		ctx := context.Background()
+		rc := newReceiver(t)
+		subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
+		oldID := ids.At(e.Deps.Clock.Now().Add(-delivery.SweepAge - time.Minute))
+		it := store.Item{PK: "order", SK: records.IDSK(1), Version: 1, Data: []byte("{}"), Nums: map[string]int64{store.ChangeNum: oldID, store.ClockNum: 1 << 40}}
+		ops := outbox.OfChange(store.Change{New: &it, At: e.Deps.Clock.Now()}, "orders/create", "order", map[string]any{"id": 1})
+		if err := records.Transact(ctx, store.Innermost(e.Deps.Store), ops...); err != nil {
+			t.Fatal(err)
+		}
+		if err := delivery.Sweep(ctx, e.Deps.Store, e.Deps.Queue, e.Deps.Clock, 10); err != nil {
+			t.Fatal(err)
+		}
+		if msgs, err := e.Deps.Queue.Receive(ctx, 10, 0); err != nil || len(msgs) != 0 {
+			t.Fatalf("the sweep queued %d deliveries (error %v) of a marker written now", len(msgs), err)
+		}
+		marker, _, err := store.Innermost(e.Deps.Store).Query(ctx, store.Query{PK: outbox.Partition})
+		if err != nil || len(marker) != 1 {
+			t.Fatalf("markers %v (error %v), want the late one kept for its stream record", marker, err)
+		}
+	}, api.Webhooks)
+}

@@ -214,7 +214,10 @@ const SweepAge = 5 * time.Minute
 
 // Sweep fans out outbox markers older than SweepAge, at most max of them:
 // notifications whose stream record was dropped after the change feed's
-// retries ran out. Marker sort keys are ids, and ids are time-ordered, so
+// retries ran out. A marker the change feed derived counts its age from
+// when it was written (outbox.WrittenNum), not from its change's id: a
+// change derived after a lag is fanned out by its own stream record, not
+// a second time by the sweep. Marker sort keys are ids, and ids are time-ordered, so
 // this is one Query of the old end of the partition; clk tells the age.
 func Sweep(ctx context.Context, st store.Store, q queue.Queue, clk clock.Clock, max int) error {
 	items, _, err := st.Query(ctx, store.Query{PK: outbox.Partition, Before: records.IDSK(ids.At(clk.Now().Add(-SweepAge))), Limit: max})
@@ -222,7 +225,11 @@ func Sweep(ctx context.Context, st store.Store, q queue.Queue, clk clock.Clock, 
 		return err
 	}
 	ids := make([]int64, 0, len(items))
+	young := clk.Now().Add(-SweepAge).Unix()
 	for _, it := range items {
+		if it.Nums[outbox.WrittenNum] > young {
+			continue // derived late: its own stream record fans it out
+		}
 		if id, err := records.ParseIDSK(it.SK); err == nil {
 			ids = append(ids, id)
 		}

@@ -135,8 +135,16 @@ func OfChange(c store.Change, topic, resource string, payload any, opts ...Optio
 	for _, o := range opts {
 		o(&n)
 	}
-	return n.ops(at)
+	ops := n.ops(at)
+	// The marker says when it was written, so that the sweep leaves alone
+	// one derived late, whose own stream record is still on its way.
+	ops[1].Item.Nums = map[string]int64{WrittenNum: c.At.Unix()}
+	return ops
 }
+
+// WrittenNum is the number of an outbox marker the change feed derived
+// that holds when it was written (Unix seconds).
+const WrittenNum = "written"
 
 func (n *Notification) ops(now time.Time) []store.Op {
 	expires := now.Add(NotificationTTL).Unix()

@@ -39,6 +39,11 @@ type Change struct {
 	// same id, holds. A deriver keying an item by the stamp takes another
 	// key when it is above 0 (outbox.OfChange).
 	Attempt int
+	// At is when the change is derived (the change-feed function's clock;
+	// the local feed's machine time): what a derived item must know of its
+	// own writing, such as an outbox marker for the sweep (outbox.OfChange),
+	// which no later replay rewrites (ApplyOnce's marker stops it).
+	At time.Time
 	// Tomb, for a removal a request made, is what it committed beside it
 	// (TombKey): who removed the record, stamped as a write's item is
 	// (ChangeNum, ByNum, ClockNum, Stamp). The stream's image of a removal
@@ -138,6 +143,7 @@ const AppliedTTL = 48 * time.Hour
 // replay across a deploy is recognised by: keep it.
 func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
 	m := marker(c, now)
+	c.At = now
 	return ds.apply(ctx, st, c, []Op{m}, false, m.Item.Key(), true)
 }
 
@@ -640,7 +646,9 @@ func (f *Fed) derivePendingChange(ctx context.Context, p *pendingChange) error {
 		deletes[i] = Delete(k, IfPresent, 0)
 	}
 	// Its pending items already gone: another process derived it.
-	return f.derivers.apply(ctx, f.once, p.c, deletes, true, last, false)
+	c := p.c
+	c.At = time.Now()
+	return f.derivers.apply(ctx, f.once, c, deletes, true, last, false)
 }
 
 // Parking in AWS and redriving on both stores. The change-feed function
@@ -772,6 +780,7 @@ func (ds Derivers) Redrive(ctx context.Context, st Store, now time.Time) (int, e
 	for _, name := range names {
 		c := changes[name]
 		m := marker(c, now)
+		c.At = now
 		guard := []Op{m}
 		for _, k := range keys[name] {
 			guard = append(guard, Delete(k, IfPresent, 0))
