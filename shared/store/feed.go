@@ -128,7 +128,8 @@ func (ds Derivers) derive(ctx context.Context, st Store, c Change) ([]Op, error)
 	return d(ctx, st, c)
 }
 
-// appliedPartition holds ApplyOnce's markers.
+// appliedPartition, with its record's key, names the partition of
+// ApplyOnce's markers of a record's changes.
 const appliedPartition = "feed#applied"
 
 // AppliedTTL outlives a stream record's retention (24 hours) and its
@@ -139,24 +140,31 @@ const AppliedTTL = 48 * time.Hour
 // naming the change (the item's key and stamp, or its last version for a
 // removal: the stamp is fresh for every change of a record, so a marker
 // names one version of it), so that a replayed stream record changes
-// nothing. now dates the marker's expiry. The marker's format is what a
-// replay across a deploy is recognised by: keep it.
+// nothing. now dates the marker's expiry. The marker's key is what a
+// replay across a deploy is recognised by: a version that changes it (as
+// the one that moved markers out of the one feed#applied partition did)
+// is deployed with the stream caught up (docs/operations.md, Deploying).
 func (ds Derivers) ApplyOnce(ctx context.Context, st Store, c Change, now time.Time) error {
 	m := marker(c, now)
 	c.At = now
 	return ds.apply(ctx, st, c, []Op{m}, false, m.Item.Key(), true)
 }
 
-// marker is ApplyOnce's marker of c, expiring AppliedTTL after now.
+// marker is ApplyOnce's marker of c, expiring AppliedTTL after now: in a
+// partition of its record's own, so that the markers of a busy feed spread
+// over the table's partitions instead of all writing one key.
 func marker(c Change, now time.Time) Op {
 	k := c.Key()
-	sk := k.PK + "\n" + k.SK + "\n"
+	return Put(Item{PK: appliedPartition + "#" + k.PK + "\n" + k.SK, SK: version(c), Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0)
+}
+
+// version names the version of its record a change made: its stamp, or,
+// for a removal, the version removed.
+func version(c Change) string {
 	if c.New != nil {
-		sk += strconv.FormatInt(c.New.Nums[ChangeNum], 10)
-	} else {
-		sk += "removed " + strconv.FormatInt(c.Old.Version, 10)
+		return strconv.FormatInt(c.New.Nums[ChangeNum], 10)
 	}
-	return Put(Item{PK: appliedPartition, SK: sk, Version: 1, Data: []byte("{}"), ExpiresAt: now.Add(AppliedTTL).Unix()}, IfAbsent, 0)
+	return "removed " + strconv.FormatInt(c.Old.Version, 10)
 }
 
 // RaceTries bounds how often a change's derivation is made again after its
@@ -664,7 +672,10 @@ func (f *Fed) derivePendingChange(ctx context.Context, p *pendingChange) error {
 // parkedName names a parked change's items in AWS: the record's key and
 // the version the change made (its stamp, or the version a removal
 // removed), as its marker does, so parking it twice writes the same items.
-func parkedName(c Change) string { return marker(c, time.Unix(0, 0)).Item.SK }
+func parkedName(c Change) string {
+	k := c.Key()
+	return k.PK + "\n" + k.SK + "\n" + version(c)
+}
 
 // ApplyOrPark applies c once (ApplyOnce), trying a failing derivation
 // MaxDeriveTries times; then it parks c (Park) and calls onPark with the

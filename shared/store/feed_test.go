@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -342,4 +343,42 @@ func TestFedLimitsAreAWSs(t *testing.T) {
 	if err := fed.Transact(ctx, ops...); err == nil {
 		t.Fatal("101 items committed locally")
 	}
+}
+
+// The stream's markers of different records are written to different
+// partition keys, so a busy feed spreads its writes over the table's
+// partitions instead of writing one key with every change.
+func TestApplyOnceSpreadsItsMarkers(t *testing.T) {
+	ctx := context.Background()
+	rw := &keyRecorder{Store: openBolt(t)}
+	ds := store.Derivers{"rec": countAndCopy}
+	now := time.Unix(1_800_000_000, 0)
+	for id := 1; id <= 3; id++ {
+		it := rec(id, "a", 1, int64(10+id))
+		if err := ds.ApplyOnce(ctx, rw, store.Change{New: &it}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	markers := map[string]bool{}
+	for _, k := range rw.keys {
+		if strings.HasPrefix(k.PK, "feed#applied") {
+			markers[k.PK] = true
+		}
+	}
+	if len(markers) != 3 {
+		t.Fatalf("3 records' markers in %d partitions (%v), want 3", len(markers), markers)
+	}
+}
+
+// keyRecorder notes the keys its transactions write.
+type keyRecorder struct {
+	store.Store
+	keys []store.Key
+}
+
+func (r *keyRecorder) Transact(ctx context.Context, ops ...store.Op) error {
+	for i := range ops {
+		r.keys = append(r.keys, ops[i].TargetKey())
+	}
+	return r.Store.Transact(ctx, ops...)
 }
