@@ -250,6 +250,11 @@ echo
 echo "Cost per call against DynamoDB Local (go test -run '^\$' -bench BenchmarkCost -benchtime 20x ./shared/api; USD per million calls, x-floor: over the least the call could cost)"
 ddb=$(INSTANCE=bench infra/emulators/dynamodb-local.sh start)
 DYNAMODB_ENDPOINT=$ddb REQUIRE_EMULATORS=1 go test -run '^$' -bench BenchmarkCost -benchtime 20x ./shared/api | awk '$1 ~ /^BenchmarkCost/' | sed 's/^/  /'
+echo
+echo "From commit to event, filtered list and webhook delivery, against DynamoDB Local's stream and ElasticMQ, no batching window (go test -run '^\$' -bench BenchmarkAWSFeedLatency -benchtime 30x ./shared/delivery; ms)"
+sqs=$(INSTANCE=bench infra/emulators/elasticmq.sh start)
+DYNAMODB_ENDPOINT=$ddb SQS_ENDPOINT=$sqs REQUIRE_EMULATORS=1 go test -run '^$' -bench BenchmarkAWSFeedLatency -benchtime 30x ./shared/delivery | awk '$1 ~ /^BenchmarkAWSFeedLatency/' | sed 's/^/  /'
+INSTANCE=bench infra/emulators/elasticmq.sh stop >/dev/null
 INSTANCE=bench infra/emulators/dynamodb-local.sh stop >/dev/null
 echo
 echo "Cold start: exec to the first answer under a fake Lambda Runtime API, median of interleaved rounds, over a hello-world bootstrap (target <= 1.15)"

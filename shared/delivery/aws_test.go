@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +38,8 @@ import (
 // (DynamoDB Local) read as the change-feed function's event source would,
 // and the SQS queue (ElasticMQ) read as webhook-dispatch's would.
 type awsPipeline struct {
-	t        *testing.T
+	t        testing.TB
+	noWait   bool // receive without long polling (a benchmark's loop polls)
 	streams  *dynamodbstreams.Client
 	iterator *string
 	sqs      *sqs.Client
@@ -45,7 +48,7 @@ type awsPipeline struct {
 	dispatch func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 }
 
-func newAWSPipeline(t *testing.T, groups ...api.Group) (*apitest.Env, *awsPipeline) {
+func newAWSPipeline(t testing.TB, groups ...api.Group) (*apitest.Env, *awsPipeline) {
 	ddb := dynamotest.Client(t)
 	table := dynamotest.NewTableWithStream(t)
 	st := dynamostore.New(ddb, table)
@@ -133,7 +136,7 @@ func lambdaImage(m map[string]streamtypes.AttributeValue) map[string]events.Dyna
 // does. crash drops the batch unprocessed instead.
 func (p *awsPipeline) pollQueue(crash bool) int {
 	out, err := p.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &p.queueURL, MaxNumberOfMessages: 10,
-		WaitTimeSeconds: 1, VisibilityTimeout: 2,
+		WaitTimeSeconds: map[bool]int32{false: 1, true: 0}[p.noWait], VisibilityTimeout: 2,
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
 	if err != nil {
 		p.t.Fatal(err)
@@ -382,5 +385,58 @@ func TestAWSChangeFeedCleansUpARemovedOwner(t *testing.T) {
 	}
 	if items, _, err := store.Innermost(e.Deps.Store).Query(context.Background(), store.Query{PK: store.CleanUpPartition}); err != nil || len(items) != 0 {
 		t.Fatalf("clean-up markers left: %v (error %v)", items, err)
+	}
+}
+
+// BenchmarkAWSFeedLatency measures, against DynamoDB Local's stream and
+// ElasticMQ, how long after its commit a change is seen: its event in the
+// log, its collection in a filtered list, and its webhook delivered. The
+// stream is read as the event source mapping reads it, as soon as the
+// request answered (no batching window: add MaximumBatchingWindowInSeconds,
+// 1 s, for AWS), so the figures are the feed's and the pipeline's own work.
+//
+//	DYNAMODB_ENDPOINT=... SQS_ENDPOINT=... go test -run '^$' -bench BenchmarkAWSFeedLatency -benchtime 30x ./shared/delivery/
+func BenchmarkAWSFeedLatency(b *testing.B) {
+	dynamotest.Endpoint(b)
+	sqstest.Endpoint(b)
+	e, p := newAWSPipeline(b, api.Collections, api.Events)
+	rc := newReceiver(b)
+	subscribe(b, e, apitest.DemoToken, "collections/create", rc.URL, nil)
+	p.pollStream()
+	p.noWait = true // as the event source mapping's continuous long poll: no wait on an empty look
+	var toEvent, toList, toDelivery []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		title := fmt.Sprintf("Latency %d", i)
+		start := time.Now()
+		cc := e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": title}}).Expect(b, 201).Object(b, "custom_collection")
+		id := int64(cc["id"].(float64))
+		var event, listed, delivered time.Duration
+		for delivered == 0 || event == 0 || listed == 0 {
+			if time.Since(start) > 30*time.Second {
+				b.Fatalf("collection %d not seen within 30 s: event %v, list %v, delivery %v", id, event, listed, delivered)
+			}
+			p.pollStream()
+			if event == 0 && len(e.Do("GET", fmt.Sprintf("/com/events.json?filter=Collection&verb=create&since_id=%d", id-1), nil).Expect(b, 200).List(b, "events")) > 0 {
+				event = time.Since(start)
+			}
+			if listed == 0 && len(e.Do("GET", "/com/custom_collections.json?title="+url.QueryEscape(title), nil).Expect(b, 200).List(b, "custom_collections")) == 1 {
+				listed = time.Since(start)
+			}
+			p.pollQueue(false)
+			if delivered == 0 && len(rc.requests()) > i {
+				delivered = time.Since(start)
+			}
+		}
+		toEvent, toList, toDelivery = append(toEvent, event), append(toList, listed), append(toDelivery, delivered)
+	}
+	b.StopTimer()
+	for _, m := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"event", toEvent}, {"list", toList}, {"delivery", toDelivery}} {
+		slices.Sort(m.ds)
+		b.ReportMetric(float64(m.ds[len(m.ds)/2].Microseconds())/1000, m.name+"-p50-ms")
+		b.ReportMetric(float64(m.ds[len(m.ds)*99/100].Microseconds())/1000, m.name+"-p99-ms")
 	}
 }

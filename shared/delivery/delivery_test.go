@@ -45,7 +45,7 @@ type receiver struct {
 	wait time.Duration
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	rc := &receiver{}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -129,7 +129,7 @@ func startPipeline(t *testing.T, e *apitest.Env, retryBase time.Duration, worker
 
 func (p *pipeline) halt() { p.stop(); p.done.Wait() }
 
-func subscribe(t *testing.T, e *apitest.Env, token, topic, address string, extra map[string]any) int64 {
+func subscribe(t testing.TB, e *apitest.Env, token, topic, address string, extra map[string]any) int64 {
 	t.Helper()
 	w := map[string]any{"topic": topic, "address": address}
 	for k, v := range extra {
