@@ -22,7 +22,7 @@ import (
 // IndexVersion is the version of the index keys and entries this code
 // writes. Raise it, and list the record type's Indexer in indexers, when a
 // change adds or moves index keys or entries of records already stored.
-const IndexVersion = 2 // 2: script tags, webhooks, comments', collections', articles' and metafields' entries
+const IndexVersion = 3 // 2: script tags, webhooks, comments', collections', articles' and metafields' entries; 3: pages' entries as Refs
 
 // indexers rebuild every record type whose index keys or entries a
 // version added. A function, not a variable: a variable's initializer would

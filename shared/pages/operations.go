@@ -47,20 +47,25 @@ func (f *Filter) matches(p *Page) bool {
 // published_at range (in that time's order), then the published state's
 // entries, then the pages themselves. match checks what the keys leave
 // unchecked; it is nil when they answer f exactly, so that a page of a
-// single filter reads limit+1 items.
-func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher) {
+// single filter reads limit+1 entries. refs says the source holds Ref
+// entries: a page of them reads each page it lists (records.ListSource).
+func (f *Filter) source(sinceID int64) (q store.Query, match records.Matcher, refs bool) {
 	p := records.Plan{All: store.Query{PK: partition}, Created: f.Created, SinceID: sinceID}
 	if f.Title != "" {
 		p.Keyed = append(p.Keyed, records.Exact(partition, "title", f.Title))
 	}
-	f.Filter.Keyed(&p, partition, false, func(published bool) store.Query { return store.Query{PK: statePartition(published)} })
-	return p.Read(func(it *store.Item) (bool, error) {
+	f.Filter.Keyed(&p, partition, true, func(published bool) store.Query { return store.Query{PK: statePartition(published)} })
+	for i := range p.Keyed {
+		p.Keyed[i].Ref = true // every page entry is a Ref (entries)
+	}
+	q, match = p.Read(func(it *store.Item) (bool, error) {
 		var p Page
 		if err := records.Decode(it, &p); err != nil {
 			return false, err
 		}
 		return p.ID > sinceID && f.matches(&p), nil
 	})
+	return q, match, p.Refs()
 }
 
 // List returns the window of the matching pages after sinceID and where it
@@ -74,8 +79,8 @@ func (s Service) List(ctx context.Context, f Filter, sinceID int64, w records.Wi
 		}
 		return []Page{*p}, records.Span{}, nil
 	}
-	q, match := f.source(sinceID)
-	return records.Spanned[Page](records.ListWindow(ctx, s.Store, q, match, w))
+	q, match, refs := f.source(sinceID)
+	return records.Spanned[Page](records.ListSource(ctx, s.Store, q, match, refs, w))
 }
 
 // byHandle is the page a handle filter names, if it passes the others.
@@ -109,7 +114,10 @@ func (s Service) Count(ctx context.Context, f Filter) (int, error) {
 		}
 		return 1, nil
 	}
-	q, match := f.source(0)
+	q, match, refs := f.source(0)
+	if refs && match != nil {
+		return records.CountSource(ctx, s.Store, q, match, refs)
+	}
 	return records.CountOf(ctx, s.Store, q.PK, q, match)
 }
 

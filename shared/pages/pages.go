@@ -2,9 +2,11 @@
 // operations).
 //
 // Items: page/<id>; its handle is claimed by handle#page/<handle>; its metafields
-// are metafield items owned by ("page", id); every change writes a Page event in
-// the same transaction. Each page is listed again by its index entries
-// (records.Entry, copies written in the page's transaction): page#title=<title>
+// are metafield items owned by ("page", id). Its count, event and index
+// entries follow from its changes on the change feed (Derive). Each page is
+// listed again by its index entries (records.Entry, Ref entries: the page's
+// key, not a copy, so that a body's update rewrites none of them and a
+// filtered page reads its pages as an unfiltered one does): page#title=<title>
 // and page#published=<true|false> in id order, both counted, and
 // page#by:updated_at and page#by:published_at (published pages only) in the order
 // of that time, so that every filter of the Pages operations reads only its
@@ -83,12 +85,12 @@ func (p *Page) entries() []records.Entry {
 	sk := records.IDSK(p.ID)
 	published := !p.PublishedAt.IsZero()
 	es := []records.Entry{
-		{Partition: titlePartition(p.Title), SK: sk, Counted: true},
-		{Partition: statePartition(published), SK: sk, Counted: true},
-		{Partition: byUpdated, SK: records.TimeSK(p.UpdatedAt.Time, p.ID)},
+		{Partition: titlePartition(p.Title), SK: sk, Counted: true, Ref: true},
+		{Partition: statePartition(published), SK: sk, Counted: true, Ref: true},
+		{Partition: byUpdated, SK: records.TimeSK(p.UpdatedAt.Time, p.ID), Ref: true},
 	}
 	if published {
-		es = append(es, records.Entry{Partition: byPublished, SK: records.TimeSK(p.PublishedAt.Time, p.ID)})
+		es = append(es, records.Entry{Partition: byPublished, SK: records.TimeSK(p.PublishedAt.Time, p.ID), Ref: true})
 	}
 	return es
 }
