@@ -54,6 +54,11 @@ type Service struct {
 	// Customers reads the seeded customers; Addresses their addresses.
 	Customers savedsearches.Service
 	Addresses addresses.Service
+
+	// l is the request's loader, on the copy of the Service the request's
+	// roots hand down to the objects they resolve (nil in the Service the
+	// schema is built over).
+	l *loader
 }
 
 // NewService is the operations over d.
@@ -82,6 +87,7 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	if l == nil {
 		l = newLoader(s)
 	}
+	s.l = l
 	switch f.Name {
 	case "shop":
 		return s.shop(ctx), nil
@@ -267,6 +273,7 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	if l == nil {
 		l = newLoader(s)
 	}
+	s.l = l
 	switch {
 	case f.Name == "metafieldsSet":
 		return s.metafieldsSet(ctx, f)

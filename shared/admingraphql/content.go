@@ -50,12 +50,13 @@ func (o articleObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	case "updatedAt":
 		return timeOrNil(a.UpdatedAt), nil
 	case "blog":
-		b, err := o.s.Articles.Blog(ctx, a.BlogID)
+		b, err := o.s.l.blog(ctx, a.BlogID)
 		if err != nil {
 			return nil, err
 		}
 		return o.s.owned(blogObj{b, o.s}, metafields.OwnerBlog, b.ID), nil
 	case "comments":
+		o.s.l.articles[a.ID] = a // its comments' article
 		return o.s.commentList(ctx, f, comments.Filter{ArticleID: a.ID, BlogID: a.BlogID})
 	case "commentsCount":
 		n, err := o.s.Comments.Count(ctx, &comments.Filter{ArticleID: a.ID, BlogID: a.BlogID})
@@ -94,6 +95,7 @@ func (o blogObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		o.s.l.keepBlog(o.b) // its articles' blog
 		list, span, err := o.s.Articles.List(ctx, o.b.ID, &articles.Filter{}, 0, window(p))
 		if err != nil {
 			return nil, err
@@ -140,7 +142,7 @@ func (o commentObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	case "updatedAt":
 		return timeOrNil(c.UpdatedAt), nil
 	case "article":
-		a, err := o.s.Articles.Find(ctx, c.ArticleID)
+		a, err := o.s.l.article(ctx, c.ArticleID)
 		if err != nil {
 			return found(nil, err)
 		}
@@ -251,7 +253,10 @@ func (s Service) commentList(ctx context.Context, f *graphql.Field, filter comme
 		func(w records.Window) ([]comments.Comment, records.Span, error) {
 			return s.Comments.List(ctx, &filter, 0, w)
 		},
-		func(c comments.Comment) graphql.Object { return commentObj{c, s} }, func(c comments.Comment) int64 { return c.ID })
+		func(c comments.Comment) graphql.Object {
+			s.l.expectArticle(c.ArticleID)
+			return commentObj{c, s}
+		}, func(c comments.Comment) int64 { return c.ID })
 }
 
 func contains(list []string, s string) bool {

@@ -300,6 +300,7 @@ func (s Service) customerMutation(ctx context.Context, f *graphql.Field, l *load
 	switch f.Name {
 	case "customerAddressCreate":
 		m, _ := f.Args["address"].(map[string]any)
+		l.forget(cid)
 		a, err := s.Addresses.Create(ctx, cid, addressInput(m))
 		if err == nil && asDefault {
 			a, err = s.Addresses.SetDefault(ctx, cid, a.ID)
@@ -307,6 +308,7 @@ func (s Service) customerMutation(ctx context.Context, f *graphql.Field, l *load
 		return payload(typ, key, addressObj(a), "UserError", "address", err)
 	case "customerAddressUpdate":
 		m, _ := f.Args["address"].(map[string]any)
+		l.forget(cid)
 		a, err := s.Addresses.Update(ctx, cid, aid, addressInput(m))
 		if err == nil && asDefault && !a.Default {
 			a, err = s.Addresses.SetDefault(ctx, cid, aid)
@@ -316,6 +318,7 @@ func (s Service) customerMutation(ctx context.Context, f *graphql.Field, l *load
 		}
 		return payload(typ, key, addressObj(a), "UserError", "address", err)
 	case "customerAddressDelete":
+		l.forget(cid)
 		err := s.Addresses.Delete(ctx, cid, aid)
 		if p, _ := addressErr(err); p != nil {
 			return p, nil
