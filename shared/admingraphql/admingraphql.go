@@ -114,7 +114,7 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.pageQuery(ctx, f)
-	case "article", "blog", "comment", "comments":
+	case "article", "articles", "blog", "blogs", "blogsCount", "comment", "comments":
 		if err := need(f, ctx, admin.ScopeContent, false); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package admingraphql
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -96,7 +97,7 @@ func (o blogObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		o.s.l.keepBlog(o.b) // its articles' blog
-		list, span, err := o.s.Articles.List(ctx, o.b.ID, &articles.Filter{}, 0, window(p))
+		list, span, err := o.s.Articles.OfBlog(ctx, o.b.ID, window(p))
 		if err != nil {
 			return nil, err
 		}
@@ -226,8 +227,47 @@ func (s Service) contentQuery(ctx context.Context, f *graphql.Field) (any, error
 		return commentObj{c, s}, nil
 	case "comments":
 		return s.commentList(ctx, f, comments.Filter{})
+	case "articles":
+		return s.articleList(ctx, f)
+	case "blogs", "blogsCount":
+		if q, _ := f.Args["query"].(string); strings.TrimSpace(q) != "" {
+			return nil, graphql.Errorf("BAD_REQUEST", "query is not supported on %s: the seeded blogs are listed whole (docs/graphql.md)", f.Name)
+		}
+		return listOf(f, "blogsCount", "BlogConnection", func() (int, error) { return s.Articles.BlogsCount(ctx) },
+			func(w records.Window) ([]articles.Blog, records.Span, error) { return s.Articles.Blogs(ctx, w) },
+			func(b articles.Blog) graphql.Object {
+				s.l.keepBlog(b)
+				return s.owned(blogObj{b, s}, metafields.OwnerBlog, b.ID)
+			}, func(b articles.Blog) int64 { return b.ID })
 	}
 	return nil, nil
+}
+
+// articleList is the root articles: the shop's, or with query blog_id:<id>
+// one blog's, in id order.
+func (s Service) articleList(ctx context.Context, f *graphql.Field) (any, error) {
+	v, err := searchArg(f, "blog_id")
+	if err != nil {
+		return nil, err
+	}
+	var blogID int64
+	if b := v.Get("blog_id"); b != "" {
+		if blogID, err = strconv.ParseInt(b, 10, 64); err != nil || blogID <= 0 {
+			return nil, graphql.Errorf("BAD_REQUEST", "query: blog_id must be a blog's id")
+		}
+	}
+	return listOf(f, "", "ArticleConnection", nil,
+		func(w records.Window) ([]articles.Article, records.Span, error) {
+			if blogID == 0 {
+				return s.Articles.All(ctx, w)
+			}
+			list, span, err := s.Articles.OfBlog(ctx, blogID, w)
+			if admin.ErrorCode(err) == admin.ENOTFOUND {
+				return nil, records.Span{}, nil // no such blog: no articles
+			}
+			return list, span, err
+		},
+		s.article, func(a articles.Article) int64 { return a.ID })
 }
 
 // commentList reads a comments connection: query takes status,
