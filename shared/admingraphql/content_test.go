@@ -91,7 +91,7 @@ func TestRootBlogsAndArticles(t *testing.T) {
 		}
 		for q, want := range map[string]string{`{ articles(first: 1, sortKey: TITLE) { nodes { id } } }`: "sortKey TITLE",
 			`{ articles(first: 1, query: "author:Ann") { nodes { id } } }`: "author is not a filter",
-			`{ blogs(first: 1, query: "title:News") { nodes { id } } }`: "query is not supported on blogs"} {
+			`{ blogs(first: 1, query: "title:News") { nodes { id } } }`:    "query is not supported on blogs"} {
 			bad := gql(t, e, apitest.DemoToken, q, nil)
 			if msg, _ := dig(bad, "errors", 0, "message").(string); !strings.Contains(msg, want) {
 				t.Errorf("%s: %v", q, bad)
