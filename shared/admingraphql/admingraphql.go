@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/articles"
 	"github.com/storeadmin/adminapi/shared/comments"
@@ -26,6 +27,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/redirects"
+	"github.com/storeadmin/adminapi/shared/savedsearches"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
 	"github.com/storeadmin/adminapi/shared/variants"
@@ -49,32 +51,48 @@ type Service struct {
 	Redirects  redirects.Service
 	Webhooks   webhooks.Service
 	ScriptTags scripttags.Service
+	// Customers reads the seeded customers; Addresses their addresses.
+	Customers savedsearches.Service
+	Addresses addresses.Service
+
+	// l is the request's loader, on the copy of the Service the request's
+	// roots hand down to the objects they resolve (nil in the Service the
+	// schema is built over).
+	l *loader
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
 		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
-		ScriptTags: scripttags.NewService(d)}
+		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d)}
 }
 
 // Schema is the Admin schema over s; its SDL is parsed on its first query.
 func Schema(s Service) *graphql.Schema {
-	return &graphql.Schema{SDL: sdl, Query: query{s}, Mutation: mutation{s}}
+	return &graphql.Schema{SDL: sdl, Query: query{s, nil}, Mutation: mutation{s, nil}}
 }
 
-// query is the query root.
-type query struct{ s Service }
+// query is the query root; l is the request's loader (nil: each root
+// field has its own).
+type query struct {
+	s Service
+	l *loader
+}
 
 func (query) TypeName() string { return "QueryRoot" }
 
 func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
-	s := q.s
+	s, l := q.s, q.l
+	if l == nil {
+		l = newLoader(s)
+	}
+	s.l = l
 	switch f.Name {
 	case "shop":
 		return s.shop(ctx), nil
 	case "node":
-		return s.node(ctx, f, f.Args["id"].(string))
+		return s.node(ctx, f, f.Args["id"].(string), l)
 	case "nodes":
 		ids, _ := f.Args["ids"].([]any)
 		if len(ids) > graphql.MaxPage {
@@ -82,7 +100,7 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		}
 		out := make([]graphql.Object, len(ids))
 		for i, id := range ids {
-			n, err := s.node(ctx, f, id.(string))
+			n, err := s.node(ctx, f, id.(string), l)
 			if err != nil {
 				return nil, err
 			}
@@ -96,7 +114,7 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.pageQuery(ctx, f)
-	case "article", "blog", "comment", "comments":
+	case "article", "articles", "blog", "blogs", "blogsCount", "comment", "comments":
 		if err := need(f, ctx, admin.ScopeContent, false); err != nil {
 			return nil, err
 		}
@@ -108,6 +126,11 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		return s.productQuery(ctx, f)
 	case "event", "events", "eventsCount":
 		return s.eventQuery(ctx, f)
+	case "customer", "customers", "customersCount":
+		if err := need(f, ctx, admin.ScopeCustomers, false); err != nil {
+			return nil, err
+		}
+		return s.customerQuery(ctx, f, l)
 	case "collection", "collectionByHandle", "collections", "collectionsCount":
 		if err := need(f, ctx, admin.ScopeProducts, false); err != nil {
 			return nil, err
@@ -131,7 +154,7 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 
 // node resolves a global id of any type served: null for one of no
 // record, or of a type the app may not read.
-func (s Service) node(ctx context.Context, f *graphql.Field, gid string) (graphql.Object, error) {
+func (s Service) node(ctx context.Context, f *graphql.Field, gid string, l *loader) (graphql.Object, error) {
 	typ, id, err := graphql.ParseGID(gid, "")
 	if err != nil {
 		return nil, err
@@ -154,6 +177,15 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string) (graphq
 		}
 		name := map[string]string{"Product": "product", "ProductVariant": "productVariant"}[typ]
 		o, err := s.productQuery(ctx, &graphql.Field{Name: name, Args: map[string]any{"id": gid}})
+		if o == nil || err != nil {
+			return nil, err
+		}
+		return o.(graphql.Object), nil
+	case "Customer":
+		if err := need(f, ctx, admin.ScopeCustomers, false); err != nil {
+			return nil, err
+		}
+		o, err := s.customerQuery(ctx, &graphql.Field{Name: "customer", Args: map[string]any{"id": gid}}, l)
 		if o == nil || err != nil {
 			return nil, err
 		}
@@ -227,13 +259,21 @@ func need(f *graphql.Field, ctx context.Context, s admin.Scope, write bool) erro
 	return e
 }
 
-// mutation is the mutation root.
-type mutation struct{ s Service }
+// mutation is the mutation root; l is the request's loader (nil: each
+// root field has its own).
+type mutation struct {
+	s Service
+	l *loader
+}
 
 func (mutation) TypeName() string { return "Mutation" }
 
 func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
-	s := m.s
+	s, l := m.s, m.l
+	if l == nil {
+		l = newLoader(s)
+	}
+	s.l = l
 	switch {
 	case f.Name == "metafieldsSet":
 		return s.metafieldsSet(ctx, f)
@@ -244,6 +284,11 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.productVariantsBulkUpdate(ctx, f)
+	case strings.HasPrefix(f.Name, "customer"):
+		if err := need(f, ctx, admin.ScopeCustomers, true); err != nil {
+			return nil, err
+		}
+		return s.customerMutation(ctx, f, l)
 	case strings.HasPrefix(f.Name, "article"), strings.HasPrefix(f.Name, "comment"):
 		if err := need(f, ctx, admin.ScopeContent, true); err != nil {
 			return nil, err
@@ -324,6 +369,10 @@ func userErrors(errType, input string, err error) ([]graphql.Object, bool) {
 				code := codeOf(msg)
 				if forced != "" {
 					code = forced
+				}
+				if k == "base" { // an error of the whole record: REST's message as it is
+					out = append(out, userError(errType, nil, msg, code))
+					continue
 				}
 				out = append(out, userError(errType, []string{input, camel(k)}, humanize(k)+" "+msg, code))
 			}

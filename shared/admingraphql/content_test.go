@@ -61,3 +61,41 @@ func TestContentBothWays(t *testing.T) {
 		}
 	}, groups...)
 }
+
+// The root blogs and articles lists, in id order: articles of every blog
+// or, with blog_id, of one; a blog's articles in id order too; another
+// sort key or filter is refused by name.
+func TestRootBlogsAndArticles(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		var ids []string
+		for _, title := range []string{"First", "Second", "Third"} {
+			a := e.Do("POST", "/web/blogs/241253187/articles.json", map[string]any{"article": map[string]any{"title": title, "author": "Ann"}}).Expect(t, 201).Object(t, "article")
+			ids = append(ids, fmt.Sprintf("gid://shopify/Article/%.0f", a["id"]))
+		}
+		ans := gql(t, e, apitest.DemoToken, `{ blogsCount { count } blogs(first: 5) { nodes { id title articles(first: 2) { nodes { id } pageInfo { hasNextPage } } } }
+			articles(first: 5) { nodes { id title blog { handle } } } news: articles(first: 1, reverse: true, query: "blog_id:241253187") { nodes { title } }
+			none: articles(first: 1, query: "blog_id:1") { nodes { id } } }`, nil)
+		if dig(ans, "errors") != nil || dig(ans, "data", "blogsCount", "count") != 1.0 || dig(ans, "data", "blogs", "nodes", 0, "title") != "News" {
+			t.Fatalf("blogs: %v", ans)
+		}
+		blogArticles := dig(ans, "data", "blogs", "nodes", 0, "articles")
+		if dig(blogArticles, "nodes", 0, "id") != ids[0] || dig(blogArticles, "nodes", 1, "id") != ids[1] || dig(blogArticles, "pageInfo", "hasNextPage") != true {
+			t.Errorf("a blog's articles in id order: %v", blogArticles)
+		}
+		all, _ := dig(ans, "data", "articles", "nodes").([]any)
+		if len(all) != 3 || dig(all, 0, "id") != ids[0] || dig(all, 2, "title") != "Third" || dig(all, 1, "blog", "handle") != "news" {
+			t.Errorf("articles: %v", all)
+		}
+		if dig(ans, "data", "news", "nodes", 0, "title") != "Third" || len(dig(ans, "data", "none", "nodes").([]any)) != 0 {
+			t.Errorf("articles of a blog: %v", ans)
+		}
+		for q, want := range map[string]string{`{ articles(first: 1, sortKey: TITLE) { nodes { id } } }`: "sortKey TITLE",
+			`{ articles(first: 1, query: "author:Ann") { nodes { id } } }`: "author is not a filter",
+			`{ blogs(first: 1, query: "title:News") { nodes { id } } }`:    "query is not supported on blogs"} {
+			bad := gql(t, e, apitest.DemoToken, q, nil)
+			if msg, _ := dig(bad, "errors", 0, "message").(string); !strings.Contains(msg, want) {
+				t.Errorf("%s: %v", q, bad)
+			}
+		}
+	}, groups...)
+}

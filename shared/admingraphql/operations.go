@@ -21,6 +21,8 @@ type Executor struct {
 	Schema *graphql.Schema
 	// Points is the apps' cost buckets; nil lets every query through.
 	Points platform.Points
+	// svc is the operations each request's loader reads through.
+	svc Service
 }
 
 // NewExecutor is the executor over d.
@@ -29,7 +31,7 @@ func NewExecutor(d *platform.Deps, owners map[string]metafields.Lookup) *Executo
 	svc.Metafields = metafields.Service{Deps: d, Lookups: owners}
 	s := Schema(svc)
 	s.MapError = mapError
-	return &Executor{Schema: s, Points: d.Points}
+	return &Executor{Schema: s, Points: d.Points, svc: svc}
 }
 
 // Answer is a GraphQL answer: data (absent when the request never ran),
@@ -107,7 +109,9 @@ func (x *Executor) Execute(ctx context.Context, req *graphql.Request) (Answer, e
 			return Answer{Errors: []*graphql.Error{e}, Cost: cost}, nil
 		}
 	}
-	res := p.Run(ctx)
+	// the request's own roots, with its loader
+	l := newLoader(x.svc)
+	res := p.RunOn(ctx, query{x.svc, l}, mutation{x.svc, l})
 	for _, e := range res.Errors {
 		if errors.Is(e.Cause, store.ErrUnavailable) || errors.Is(e.Cause, queue.ErrUnavailable) {
 			return Answer{}, e.Cause

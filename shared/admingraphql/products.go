@@ -70,11 +70,11 @@ func (o productObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		}
 		return "ACTIVE", nil
 	case "variantsCount":
-		n, err := o.s.Variants.Count(ctx, p.ID)
+		vs, err := o.s.l.productVariants(ctx, p.ID)
 		if err != nil {
 			return nil, err
 		}
-		return graphql.Count(n), nil
+		return graphql.Count(len(vs)), nil
 	case "variants":
 		if k, _ := f.Args["sortKey"].(string); k != "" && k != "POSITION" {
 			return nil, graphql.Errorf("BAD_REQUEST", "sortKey %s is not supported on variants: only POSITION (docs/graphql.md)", k)
@@ -83,10 +83,11 @@ func (o productObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		vs, err := o.s.Variants.All(ctx, p.ID)
+		vs, err := o.s.l.productVariants(ctx, p.ID)
 		if err != nil {
 			return nil, err
 		}
+		o.s.l.products[p.ID] = p // its variants' product
 		return pageInMemory("ProductVariantConnection", pg, vs, func(v catalog.Variant) graphql.Object {
 			return o.s.owned(variantObj{v, o.s}, metafields.OwnerVariant, v.ID)
 		},
@@ -175,7 +176,7 @@ func (o variantObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		}
 		return nonNilObjects(out), nil
 	case "product", "displayName":
-		p, err := o.s.Variants.Product(ctx, v.ProductID)
+		p, err := o.s.l.product(ctx, v.ProductID)
 		if err != nil {
 			return nil, err
 		}
@@ -226,6 +227,7 @@ func (s Service) productQuery(ctx context.Context, f *graphql.Field) (any, error
 	return listOf(f, "productsCount", "ProductConnection", func() (int, error) { return s.Variants.ProductsCount(ctx) },
 		func(w records.Window) ([]catalog.Product, records.Span, error) { return s.Variants.Products(ctx, w) },
 		func(p catalog.Product) graphql.Object {
+			s.l.listedProduct(p)
 			return s.owned(productObj{p, s}, metafields.OwnerProduct, p.ID)
 		}, func(p catalog.Product) int64 { return p.ID })
 }
@@ -273,12 +275,14 @@ func (s Service) productVariantsBulkUpdate(ctx context.Context, f *graphql.Field
 		updated = append(updated, variantObj{v, s})
 	}
 	p, _ = s.Variants.Product(ctx, pid)
+	s.l.forgetProduct(pid)
 	return graphql.Map{Type: typ, Fields: map[string]any{"product": productObj{p, s}, "productVariants": nonNilObjects(updated),
 		"userErrors": []graphql.Object{}}}, nil
 }
 
 // bulkFailed is the payload of a bulk update that stopped at variant i.
 func bulkFailed(p catalog.Product, s Service, updated []graphql.Object, i int, err error, code string) (any, error) {
+	s.l.forgetProduct(p.ID)
 	forced := err
 	if code != "" {
 		forced = codedErr{err, code}

@@ -130,11 +130,18 @@ type Result struct {
 // the specification asks; a query's do too (the store serializes them
 // anyway, and the order keeps answers reproducible).
 func (p *Prepared) Run(ctx context.Context) Result {
+	return p.RunOn(ctx, p.schema.Query, p.schema.Mutation)
+}
+
+// RunOn executes p over the roots given in place of the schema's: objects
+// made for this one request, which carry what it shares between its
+// fields (a loader batching their reads) explicitly, not in ctx.
+func (p *Prepared) RunOn(ctx context.Context, query, mutation Object) Result {
 	e := &executor{schema: p.ast, vars: p.vars, fragments: p.doc.Fragments, returned: map[*ast.Field]int{}, mapErr: p.schema.MapError}
 	e.intro = func(f *ast.Field) (any, error) { return introspect(p.ast, f, e.vars) }
-	root, def := p.schema.Query, p.ast.Query
+	root, def := query, p.ast.Query
 	if p.Mutation {
-		root, def = p.schema.Mutation, p.ast.Mutation
+		root, def = mutation, p.ast.Mutation
 	}
 	data, ok := e.object(ctx, def, root, p.op.SelectionSet, nil)
 	r := Result{Errors: e.errors, Actual: actualCost(p, e)}
