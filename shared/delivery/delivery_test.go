@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
@@ -675,4 +677,50 @@ func TestSweepLeavesALateDerivedNotification(t *testing.T) {
 			t.Fatalf("markers %v (error %v), want the late one kept for its stream record", marker, err)
 		}
 	}, api.Webhooks)
+}
+
+// The change-feed function sweeps at most once a SweepEvery per instance,
+// not with every batch: a busy stream does not pay a Query each time.
+func TestStreamHandlerSweepsOncePerInterval(t *testing.T) {
+	e := apitest.New(t, apitest.OpenEmbedded(t), api.Webhooks)
+	clk := e.FixClock(time.Now())
+	ctx := context.Background()
+	rc := newReceiver(t)
+	subscribe(t, e, apitest.DemoToken, "orders/create", rc.URL, nil)
+	handle := delivery.StreamHandler(e.Deps)
+	forget := func(n int) { // a notification whose stream record was lost
+		ops, err := outbox.Notify(ctx, e.Deps.Store, e.Deps.IDs, e.Deps.Clock, "orders/create", "order", map[string]any{"id": n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := ids.At(clk.Now().Add(-delivery.SweepAge - time.Minute))
+		ops[0].Item.SK, ops[1].Item.SK = records.IDSK(old+int64(n)), records.IDSK(old+int64(n))
+		if err := records.Transact(ctx, e.Deps.Store, ops...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queued := func() int {
+		ms, err := e.Deps.Queue.Receive(ctx, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if err := e.Deps.Queue.Ack(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(ms)
+	}
+	forget(1)
+	if _, err := handle(ctx, lambdaevents.DynamoDBEvent{}); err != nil || queued() != 1 {
+		t.Fatal("the first batch did not sweep")
+	}
+	forget(2)
+	if _, err := handle(ctx, lambdaevents.DynamoDBEvent{}); err != nil || queued() != 0 {
+		t.Fatal("a batch within SweepEvery of the last sweep swept again")
+	}
+	clk.Advance(delivery.SweepEvery)
+	if _, err := handle(ctx, lambdaevents.DynamoDBEvent{}); err != nil || queued() != 1 {
+		t.Fatal("a batch SweepEvery after the last sweep did not sweep")
+	}
 }

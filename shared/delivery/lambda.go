@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -64,6 +66,7 @@ func SQSHandler(q queue.Queue, d *Dispatcher) func(context.Context, events.SQSEv
 // dates the derived work's markers.
 func StreamHandler(d *platform.Deps) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	st, q, clk, ds := d.Store, d.Queue, d.Clock, d.Derivers
+	var lastSweep atomic.Int64 // this instance's last sweep, Unix nanoseconds
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
 		fail := func(seq string, err error) {
@@ -125,11 +128,19 @@ func StreamHandler(d *platform.Deps) func(context.Context, events.DynamoDBEvent)
 			fail(badSeq, bad)
 			return resp, nil
 		}
-		// Each batch also picks up a few markers whose stream records were
-		// given up on, so no notification stays unsent while changes go on.
-		if err := Sweep(ctx, st, q, clk, 10); err != nil {
-			slog.Warn("outbox sweep failed", "error", err.Error())
+		// An instance also picks up, at most once a SweepEvery, a few
+		// markers whose stream records were given up on, so no notification
+		// stays unsent while changes go on, and a busy stream does not pay
+		// a Query with every batch.
+		if now := clk.Now(); now.Sub(time.Unix(0, lastSweep.Load())) >= SweepEvery {
+			lastSweep.Store(now.UnixNano())
+			if err := Sweep(ctx, st, q, clk, 10); err != nil {
+				slog.Warn("outbox sweep failed", "error", err.Error())
+			}
 		}
 		return resp, nil
 	}
 }
+
+// SweepEvery is how often an instance of the change-feed function sweeps.
+const SweepEvery = time.Minute
