@@ -405,6 +405,7 @@ func Derivers() store.Derivers {
 		redirects.Partition:  redirects.Derive,
 		pages.Partition:      pages.Derive,
 		collection.Partition: customcollections.Derive,
+		comments.Partition:   comments.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

@@ -29,7 +29,7 @@ var crossResourceCalls = map[string]string{
 	"shared/collects -> shared/smartcollections.MemberOf":                "a collect of a smart collection is read from its membership index",
 	"shared/collects -> shared/smartcollections.Members":                 "the collects list of a smart collection pages its membership index",
 	"shared/collects -> shared/smartcollections.MembershipsOf":           "the collects list of a product pages its smart memberships",
-	"shared/comments -> shared/events.Ops":                               "the event record joins the change's transaction: every writer logs its events so",
+	"shared/comments -> shared/events.OfChange":                          "the change feed's deriver writes the change's event, reading its author through the store it derives with",
 	"shared/customcollections -> shared/collects.CollectionsOf":          "the product_id filter of the collection list reads the product's collects (index keys only)",
 	"shared/customcollections -> shared/collects.DeleteOfCollection":     "a deleted custom collection's collects go after it (idempotent, so a late removal is harmless)",
 	"shared/customcollections -> shared/collects.LinkOps":                "a custom collection created with collects links them in its own transaction",
