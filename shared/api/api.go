@@ -406,6 +406,7 @@ func Derivers() store.Derivers {
 		pages.Partition:      pages.Derive,
 		collection.Partition: customcollections.Derive,
 		comments.Partition:   comments.Derive,
+		articles.Partition:   articles.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

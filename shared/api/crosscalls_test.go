@@ -20,7 +20,7 @@ var crossResourceCalls = map[string]string{
 	"shared/apipermissions -> shared/webhooks.Subscribers":               "the subscribers of a topic: the fan-out reads them, and an uninstall snapshots its app's for app/uninstalled",
 	"shared/articles -> shared/comments.DeleteOfArticleOps":              "an article's comments are deleted with it (in its transaction while they fit)",
 	"shared/apipermissions -> shared/events.Ops":                         "the event record joins the change's transaction: every writer logs its events so",
-	"shared/articles -> shared/events.Ops":                               "the event record joins the change's transaction: every writer logs its events so",
+	"shared/articles -> shared/events.OfChange":                          "the change feed's deriver writes the change's event, reading its author through the store it derives with",
 	"shared/articles -> shared/metafields.DeleteOwnerOps":                "an owner's metafields go in the transaction that deletes it",
 	"shared/articles -> shared/metafields.Ops":                           "the owner's metafields are written in the owner's own transaction",
 	"shared/collects -> shared/smartcollections.CountMembers":            "collects of a smart collection are its computed members: counted from its membership index",
