@@ -46,7 +46,7 @@ var crossResourceCalls = map[string]string{
 	"shared/pages -> shared/metafields.Ops":                              "the owner's metafields are written in the owner's own transaction",
 	"shared/providers -> shared/events.Ops":                              "the event record joins the change's transaction: every writer logs its events so",
 	"shared/providers -> shared/fulfillmentservices.All":                 "the hourly polls read every service with a callback_url",
-	"shared/smartcollections -> shared/events.Ops":                       "the event record joins the change's transaction: every writer logs its events so",
+	"shared/smartcollections -> shared/events.OfChange":                  "the change feed's deriver writes the change's event, reading its author through the store it derives with",
 	"shared/smartcollections -> shared/metafields.DeleteOwnerOps":        "an owner's metafields go in the transaction that deletes it",
 	"shared/transactions -> shared/events.Ops":                           "the event record joins the change's transaction: every writer logs its events so",
 	"shared/variants -> shared/events.Ops":                               "the event record joins the change's transaction: every writer logs its events so",
