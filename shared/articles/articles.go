@@ -5,15 +5,17 @@
 //   - article/<id>, GSI1 blog#<blog id>#article/<id>: a blog's articles in id
 //     (so creation) order; lists read that one partition.
 //   - handle#article#<blog id>/<handle>: the handle guard, unique per blog.
-//   - count#blog#<blog id>#article: the blog's sharded article count.
+//   - count#blog#<blog id>#article: the blog's sharded article count (the
+//     change feed's, as the next two).
 //   - articleauthor/<author>, Nums n: how many articles the author has.
 //   - articletag#<blog id>/<tag>, Nums n: how many of the blog's articles
 //     carry the tag.
 //   - file#<file id>: the chunks of an attached image (shared/images).
 //
-// Metafields are owned by ("article", id). Every change writes the record,
-// its guard, counters, image chunks, metafields and an Article event in one
-// transaction.
+// Metafields are owned by ("article", id). Every change writes the record
+// (stamped, records.Stamp; a delete its tomb, records.Remove), its guard,
+// image chunks and metafields in one transaction; its counts, counters,
+// entries and Article event are the change feed's (Derive).
 package articles
 
 import (
@@ -445,4 +447,104 @@ func names(ctx context.Context, st store.Store, partition string) ([]string, map
 		return nil
 	})
 	return out, counts, err
+}
+
+// The names an article's change stamps (records.StampNames): its blog's
+// handle, which its event's path shows.
+const nameBlogHandle = "blog_handle"
+
+func stampedNames(blog *Blog) map[string]string {
+	return map[string]string{nameBlogHandle: blog.Handle}
+}
+
+// stamp marks a request's write of an article as its change
+// (records.Stamp), with the blog as its event shows it.
+func stamp(ctx context.Context, it *store.Item, change int64, blog *Blog) {
+	records.Stamp(ctx, it, change)
+	records.StampNames(it, stampedNames(blog))
+}
+
+// derived are the writes the change feed derives from a change of an
+// article, its event aside: the blog's count, the published-state, author
+// and tag counters and the index entries. old and next are the article
+// before and after (nil when absent), it its item as written (nil when
+// deleted).
+func derived(old, next *record, it *store.Item) []store.Op {
+	var ops []store.Op
+	var before, after *Article
+	var was, is []records.Entry
+	if old != nil {
+		before, was = &old.Article, old.entries()
+	}
+	if next != nil {
+		after, is = &next.Article, next.entries()
+	}
+	switch {
+	case old == nil:
+		ops = append(ops, records.CountOp(BlogIndex(next.BlogID), 1))
+	case next == nil:
+		ops = append(ops, records.CountOp(BlogIndex(old.BlogID), -1))
+	}
+	ops = append(ops, counterOps(before, after)...)
+	return append(ops, records.IndexOps(it, was, is)...)
+}
+
+// eventItems are the items an event's publication in the log writes (the
+// event, its count, its verb entry, the log's head); feedMarker the change
+// feed's marker, which shares the derived transaction.
+const eventItems, feedMarker = 4, 1
+
+// fits says whether a request's ops (with extra more the caller adds) and
+// what the change feed derives from its change (derived, its event and
+// marker) each fit one transaction, and, as they were one transaction
+// before the feed derived them, together too, so that a request refused
+// then still is.
+func fits(ops []store.Op, extra int, old, next *record, it *store.Item) bool {
+	d := derived(old, next, it)
+	return records.Fits(append(slices.Clip(ops), d...), extra+1) && len(d)+eventItems+feedMarker <= store.MaxTransactItems
+}
+
+// Derive is the change feed's work for a change to an article
+// (store.Deriver): its blog's counts, its author and tag counters, its
+// index entries and its Article event (a delete's from its tomb), naming
+// the blog as the request read it.
+func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+	old, next, err := records.DecodeChange[record](c)
+	if err != nil {
+		return nil, err
+	}
+	ops := derived(old, next, c.New)
+	verb, rec, it := events.Create, next, c.New
+	switch {
+	case next == nil:
+		if c.Tomb == nil { // removed by no request
+			return ops, nil
+		}
+		verb, rec, it = events.Destroy, old, c.Tomb
+	case old != nil:
+		verb = events.UpdateVerb(publishing.Between(old.PublishedAt, next.PublishedAt))
+	}
+	blog, err := blogOf(ctx, st, it, rec.BlogID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := events.OfChange(ctx, st, it, rec.Subject(blog), verb, "")
+	return append(ops, evs...), err
+}
+
+// blogOf is the blog as the change's request read it (its stamped names;
+// for a change stamped before they were, as read now).
+func blogOf(ctx context.Context, st store.Store, it *store.Item, id int64) (*Blog, error) {
+	facts, _, err := records.FactsOf(it)
+	if err != nil {
+		return nil, err
+	}
+	if handle, ok := facts.Names[nameBlogHandle]; ok {
+		return &Blog{ID: id, Handle: handle}, nil
+	}
+	b, err := LookupBlog(ctx, st, id)
+	if admin.ErrorCode(err) == admin.ENOTFOUND {
+		return &Blog{ID: id}, nil
+	}
+	return b, err
 }

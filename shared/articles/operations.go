@@ -8,7 +8,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/comments"
-	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -137,9 +136,10 @@ func (s Service) Blog(ctx context.Context, id int64) (Blog, error) {
 	return *b, nil
 }
 
-// Create adds an article to the blog: the article, its handle claim, the
-// blog's count, author and tag counters, image chunks, metafields and an
-// Article event in one transaction.
+// Create adds an article to the blog: the article, its handle claim, image
+// chunks and metafields in one transaction; the blog's counts, author and
+// tag counters, filter entries and Article event are the change feed's
+// (Derive).
 func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, error) {
 	blog, err := LookupBlog(ctx, s.Store, blogID)
 	if err != nil {
@@ -177,13 +177,11 @@ func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, 
 		if err != nil {
 			return nil, err
 		}
-		ops := []store.Op{store.Put(item, store.IfAbsent, 0), records.CountOp(BlogIndex(blog.ID), 1)}
-		ops = append(ops, counterOps(nil, &rec.Article)...)
-		ops = append(ops, records.IndexOps(&item, nil, rec.entries())...)
+		stamp(ctx, &item, s.IDs.Next(), blog)
+		ops := []store.Op{store.Put(item, store.IfAbsent, 0)}
 		ops = append(ops, imageOps...)
 		ops = append(ops, mops...)
-		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.Create, "", app.Name))...)
-		if !records.Fits(ops, 1) { // handles.Create adds the claim
+		if !fits(ops, 1, nil, &rec, &item) { // handles.Create adds the claim
 			return nil, errTooManyChanges
 		}
 		return ops, nil
@@ -195,14 +193,14 @@ func (s Service) Create(ctx context.Context, blogID int64, in *Input) (Article, 
 }
 
 // Update changes the blog's article id: an optimistic update of the
-// article with its handle claim, counters, image chunks, metafields and an
-// Article event.
+// article with its handle claim, image chunks and metafields (its counters,
+// entries and Article event are the change feed's).
 func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) (Article, error) {
 	blog, err := LookupBlog(ctx, s.Store, blogID)
 	if err != nil {
 		return Article{}, err
 	}
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(ctx)
 	var rec record
 	// A new image is resolved (downloaded) once, even if the write is retried.
 	image := images.Updater{Client: s.Outbound, Clock: s.Clock, IDs: s.IDs, Shop: shop}
@@ -226,8 +224,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 			return nil, err
 		}
 		now := admin.At(s.Clock.Now())
-		var change publishing.Change
-		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, pub.published, pub.at, false, now)
+		rec.PublishedAt, _ = publishing.Apply(rec.PublishedAt, pub.published, pub.at, false, now)
 		rec.UpdatedAt = now
 		if in.Handle != nil {
 			rec.Handle = *in.Handle
@@ -236,6 +233,7 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 		if len(item.Item.Data) > records.MaxData {
 			return nil, errTooLarge
 		}
+		stamp(ctx, &item.Item, s.IDs.Next(), blog)
 		ops := []store.Op{item}
 		claim = store.Key{}
 		if rec.Handle != old.Handle {
@@ -243,16 +241,13 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 			claim = claimOp.TargetKey()
 			ops = append(ops, claimOp, handles.Release(HandleNamespace(blog.ID), old.Handle))
 		}
-		ops = append(ops, counterOps(&old.Article, &rec.Article)...)
-		ops = append(ops, records.IndexOps(&item.Item, old.entries(), rec.entries())...)
 		ops = append(ops, fileOps...)
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerArticle, rec.ID, in.Metafields, now)
 		if err != nil {
 			return nil, err
 		}
 		ops = append(ops, mops...)
-		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.UpdateVerb(change), "", app.Name))...)
-		if !records.Fits(ops, 0) {
+		if !fits(ops, 0, &old, &rec, &item.Item) {
 			return nil, errTooManyChanges
 		}
 		return ops, nil
@@ -266,8 +261,9 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 	return rec.Article, nil
 }
 
-// Delete removes the blog's article id, its handle, counters, image file
-// and metafields in one transaction; when they would not fit in one, the
+// Delete removes the blog's article id (its tomb saying who did), its
+// handle, image file and metafields in one transaction (its counters,
+// entries and event are the change feed's); when they would not fit in one, the
 // image and metafields are removed by further transactions after the
 // article, and so are its comments (comments.DeleteOfArticleOps).
 func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
@@ -275,7 +271,6 @@ func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 	if err != nil {
 		return err
 	}
-	app := admin.AppFrom(ctx)
 	var rest []store.Op
 	err = records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		var rec record
@@ -285,14 +280,11 @@ func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 		if rec.BlogID != blog.ID {
 			return nil, admin.NotFound
 		}
-		ops := []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			handles.Release(HandleNamespace(blog.ID), rec.Handle),
-			records.CountOp(BlogIndex(blog.ID), -1),
-		}
-		ops = append(ops, counterOps(&rec.Article, nil)...)
-		ops = append(ops, records.IndexOps(nil, rec.entries(), nil)...)
-		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(blog), events.Destroy, "", app.Name))...)
+		// Its tomb says who deleted it: its counts, entries and event are
+		// the change feed's (Derive).
+		ops, tomb := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		records.StampNames(tomb, stampedNames(blog))
+		ops = append(ops, handles.Release(HandleNamespace(blog.ID), rec.Handle))
 		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
 		if err != nil {
 			return nil, err

@@ -4,13 +4,14 @@
 // Items: comment/<id>, indexed by GSI1 article#<article id>#comment and GSI2
 // blog#<blog id>#comment so that the article_id and blog_id filters read only
 // their own comments; each of the three partitions has a sharded counter. Index
-// entries (records.Entry, copies written in the comment's transaction) list each
+// entries (records.Entry, copies the change feed writes) list each
 // comment again under comment#status=<status> and, unless published,
 // comment#published=false, both counted: the status and published_status filters
 // read only their matches and count in O(1); and under comment#by:updated_at and
 // comment#by:published_at, ordered by those times for their ranges. created_at is
-// the id's second, so its ranges are id ranges. Creating a comment writes a
-// Comment event in the same transaction; the moderation actions (schema
+// the id's second, so its ranges are id ranges. A request commits the comment
+// only (stamped, records.Stamp); its counters, entries and a create's Comment
+// event are the change feed's (Derive). The moderation actions (schema
 // CommentStatus) are optimistic updates of the comment.
 package comments
 
@@ -205,13 +206,15 @@ func (c *Comment) entries() []records.Entry {
 	return es
 }
 
-// Rewrite is the writes replacing a comment read at version (old) by next,
-// with its index entries: the comment first, as records.Update requires.
-// Every change of a stored comment goes through it (tests and tools that
-// set states the API does not produce included), so entries never lag.
-func Rewrite(old, next *Comment, version int64) []store.Op {
+// Rewrite is the write replacing a comment read at version by next,
+// stamped as a change (change: a fresh id, records.Stamp), so that the
+// change feed moves its index entries (Derive). Every change of a stored
+// comment goes through it (tests and tools that set states the API does
+// not produce included), so entries never lag.
+func Rewrite(ctx context.Context, next *Comment, version, change int64) []store.Op {
 	it := next.item(version + 1)
-	return append([]store.Op{store.Put(it, store.IfVersion, version)}, records.IndexOps(&it, old.entries(), next.entries())...)
+	records.Stamp(ctx, &it, change)
+	return []store.Op{store.Put(it, store.IfVersion, version)}
 }
 
 // Indexer rebuilds the comments' index keys and entries in a store written
@@ -265,6 +268,13 @@ func blogKey(id int64) store.Key { return store.Key{PK: parents.BlogPartition, S
 // with the comment's id.
 func subject(id int64, b *blogRef, a *articleRef) events.Subject {
 	return events.Subject{Type: events.Comment, ID: id, Path: "/blogs/" + b.Handle + "/" + a.Handle, Label: a.Title}
+}
+
+// names are what a comment's create stamps of its article for its event
+// (createdSubject).
+func names(b *blogRef, a *articleRef) map[string]string {
+	s := subject(0, b, a)
+	return map[string]string{nameLabel: s.Label, namePath: s.Path}
 }
 
 // apply validates the fields create and update share and merges them into
@@ -395,7 +405,8 @@ func (a *action) apply(c *Comment, now admin.Time) (changed bool, err error) {
 // DeleteOfArticleOps returns the writes deleting every comment of an
 // article, for when the article is deleted: one Query of its index
 // partition. Articles commit their own deletion first and these after it
-// (records.TransactBatches).
+// (records.TransactBatches); each removal's counts and entries are the
+// change feed's (Derive).
 func DeleteOfArticleOps(ctx context.Context, st store.Store, articleID int64) ([]store.Op, error) {
 	items, err := records.List(ctx, st, store.Query{Index: store.GSI1, PK: ArticlePartition(articleID)}, nil, 0, 1<<31-1)
 	if err != nil {
@@ -403,13 +414,64 @@ func DeleteOfArticleOps(ctx context.Context, st store.Store, articleID int64) ([
 	}
 	var ops []store.Op
 	for i := range items {
-		var c Comment
-		if err := records.Decode(&items[i], &c); err != nil {
-			return nil, err
-		}
 		ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
-		ops = append(ops, c.countOps(-1)...)
-		ops = append(ops, records.IndexOps(nil, c.entries(), nil)...)
 	}
 	return ops, nil
+}
+
+// Partition holds the comments.
+const Partition = partition
+
+// Derive is the change feed's work for a change to a comment
+// (store.Deriver): its three counters and index entries and, for a create,
+// its Comment event, naming the article as the request read it
+// (records.Facts' Names; for a comment stamped before they were, as read
+// now).
+func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+	old, next, err := records.DecodeChange[Comment](c)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case next == nil:
+		return append(old.countOps(-1), records.IndexOps(nil, old.entries(), nil)...), nil
+	case old != nil:
+		return records.IndexOps(c.New, old.entries(), next.entries()), nil
+	}
+	ops := append(next.countOps(1), records.IndexOps(c.New, nil, next.entries())...)
+	subj, err := createdSubject(ctx, st, c.New, next)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := events.OfChange(ctx, st, c.New, subj, events.Create, excerpt(next.Body))
+	return append(ops, evs...), err
+}
+
+// The names a comment's create stamps (records.StampNames): its article's
+// title and storefront path, which its event shows.
+const (
+	nameLabel = "label"
+	namePath  = "path"
+)
+
+// createdSubject is what the event of a comment's create names: the
+// article as the request read it.
+func createdSubject(ctx context.Context, st store.Store, it *store.Item, c *Comment) (events.Subject, error) {
+	facts, _, err := records.FactsOf(it)
+	if err != nil {
+		return events.Subject{}, err
+	}
+	if path, ok := facts.Names[namePath]; ok {
+		return events.Subject{Type: events.Comment, ID: c.ID, Path: path, Label: facts.Names[nameLabel]}, nil
+	}
+	// Stamped before names were: the article and blog as they are now.
+	var a articleRef
+	var b blogRef
+	if _, err := records.Get(ctx, st, articleKey(c.ArticleID), &a); err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
+		return events.Subject{}, err
+	}
+	if _, err := records.Get(ctx, st, blogKey(c.BlogID), &b); err != nil && admin.ErrorCode(err) != admin.ENOTFOUND {
+		return events.Subject{}, err
+	}
+	return subject(c.ID, &b, &a), nil
 }

@@ -78,9 +78,8 @@ func edit(t *testing.T, e *apitest.Env, id int64, change func(c *comments.Commen
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err
 		}
-		old := c
 		change(&c)
-		return comments.Rewrite(&old, &c, it.Version), nil
+		return comments.Rewrite(t.Context(), &c, it.Version, e.Deps.IDs.Next()), nil
 	})
 	if err != nil {
 		t.Fatal(err)

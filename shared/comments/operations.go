@@ -8,7 +8,6 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/clock"
-	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/records"
@@ -89,12 +88,12 @@ func (s Service) target(ctx context.Context, v *admin.Validation, in *Input) (*a
 	return &a, &b, nil
 }
 
-// Create adds a pending comment to an article: the comment, its three
-// counters and a Comment event in one transaction, on the condition that
-// the article still exists. The body's ip and user_agent, when absent, are
+// Create adds a pending comment to an article: the comment, on the
+// condition that the article still exists (its counters, entries and
+// Comment event are the change feed's, Derive). The body's ip and user_agent, when absent, are
 // the client's.
 func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment, error) {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(ctx)
 	now := admin.At(s.Clock.Now())
 	c := Comment{Status: StatusPending, PublishedAt: now, CreatedAt: now, UpdatedAt: now}
 	var v admin.Validation
@@ -135,11 +134,9 @@ func (s Service) Create(ctx context.Context, in *Input, client Client) (Comment,
 		}
 		c.CreatedAt, c.UpdatedAt = stamp, stamp
 		it := c.item(1)
-		ops := []store.Op{store.Put(it, store.IfAbsent, 0), store.Check(articleKey(article.ID), store.IfPresent, 0)}
-		ops = append(ops, c.countOps(1)...)
-		ops = append(ops, records.IndexOps(&it, nil, c.entries())...)
-		ev := events.New(s.IDs, subject(id, blog, article), events.Create, excerpt(c.Body), app.Name)
-		return append(ops, events.Ops(ev)...), nil
+		records.Stamp(ctx, &it, s.IDs.Next())
+		records.StampNames(&it, names(blog, article))
+		return []store.Op{store.Put(it, store.IfAbsent, 0), store.Check(articleKey(article.ID), store.IfPresent, 0)}, nil
 	})
 	if store.FailedOn(err, articleKey(article.ID)) {
 		return Comment{}, admin.Invalid("article_id", "does not exist") // deleted meanwhile
@@ -172,7 +169,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Comment, erro
 			c.PublishedAt, c.Status = at, StatusPublished
 		}
 		c.UpdatedAt = admin.At(s.Clock.Now())
-		return Rewrite(&old, &c, it.Version), nil
+		return Rewrite(ctx, &c, it.Version, s.IDs.Next()), nil
 	})
 	if err != nil {
 		return Comment{}, err
@@ -220,7 +217,6 @@ func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, er
 		if err := records.Decode(it, &c); err != nil {
 			return nil, err
 		}
-		old := c
 		changed, err := a.apply(&c, admin.At(s.Clock.Now()))
 		if err != nil {
 			return nil, err
@@ -228,7 +224,7 @@ func (s Service) moderate(ctx context.Context, id int64, a *action) (Comment, er
 		if !changed {
 			return nil, errUnchanged
 		}
-		return Rewrite(&old, &c, it.Version), nil
+		return Rewrite(ctx, &c, it.Version, s.IDs.Next()), nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return Comment{}, err

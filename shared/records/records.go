@@ -409,6 +409,23 @@ func Remove(ctx context.Context, it *store.Item, change int64, now time.Time) (o
 type Facts struct {
 	Author string `json:"author"`
 	Zone   string `json:"zone"`
+	// Names are what the derived items show of records other than the
+	// changed one (a comment's event names its article's title and path),
+	// as the request read them (StampNames).
+	Names map[string]string `json:"names,omitempty"`
+}
+
+// StampNames adds names to the facts Stamp stamped on it: what its derived
+// items show of other records, as of the commit. Call it after Stamp.
+func StampNames(it *store.Item, names map[string]string) {
+	var f Facts
+	if len(it.Stamp) > 0 {
+		if err := json.Unmarshal(it.Stamp, &f); err != nil {
+			panic(err) // Stamp encoded it
+		}
+	}
+	f.Names = names
+	it.Stamp = Encode(&f)
 }
 
 // FactsOf returns the facts stamped on a change's item; ok is false for

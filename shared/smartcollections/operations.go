@@ -8,7 +8,6 @@ import (
 	"github.com/storeadmin/adminapi/shared/catalog"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
-	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/handles"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/images"
@@ -162,10 +161,11 @@ func (s Service) refreshCount(ctx context.Context, c *SmartCollection) error {
 	return nil
 }
 
-// Create commits a new collection (with its handle, rules, image chunks,
-// event and notification), then computes its membership.
+// Create commits a new collection (with its handle, rules and image
+// chunks; its counts, entries, event and notification are the change
+// feed's, Derive), then computes its membership.
 func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error) {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(ctx)
 	now := admin.At(s.Clock.Now())
 	rec := record{
 		SmartCollection: SmartCollection{Fields: collection.Fields{PublishedScope: "global", SortOrder: DefaultSortOrder, UpdatedAt: now}, Rules: []Rule{}},
@@ -190,24 +190,20 @@ func (s Service) Create(ctx context.Context, in *Input) (SmartCollection, error)
 		rec.ID, rec.Handle = id, handle
 		mark = store.Key{}
 		it := rec.item(1, 0)
+		records.Stamp(ctx, &it, s.IDs.Next())
+		if err := outbox.StampClock(ctx, s.Store, &it, collection.TopicCreate); err != nil {
+			return nil, err
+		}
 		ops := []store.Op{
 			store.Put(it, store.IfAbsent, 0),
-			records.CountOp(Partition, 1),
 			rulesPut(id, rec.Rules, rec.Disjunctive, 1),
 		}
-		ops = append(ops, collection.StateCountOps(Partition, nil, &rec.PublishedAt)...)
-		ops = append(ops, records.IndexOps(&it, nil, rec.entries())...)
 		ops = append(ops, imageOps...)
 		if len(rec.Rules) > 0 {
 			mark = catalog.CollectionJobKey(id, s.IDs.Next())
 			ops = append(ops, catalog.MembershipJob(mark))
 		}
-		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Create, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicCreate, collection.Resource, presented(&rec.SmartCollection, shop))
-		if err != nil {
-			return nil, err
-		}
-		return append(ops, nops...), nil
+		return ops, nil
 	})
 	if err != nil {
 		return SmartCollection{}, err
@@ -238,11 +234,12 @@ func (s Service) followRules(ctx context.Context, c *SmartCollection, mark store
 	}
 }
 
-// Update changes a collection (with its handle claim, rules, image chunks,
-// event and notification in one transaction); when its rules or
-// disjunctive changed, its membership is recomputed after.
+// Update changes a collection (with its handle claim, rules and image
+// chunks in one transaction; its counts, entries, event and notification
+// are the change feed's); when its rules or disjunctive changed, its
+// membership is recomputed after.
 func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollection, error) {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
+	shop := admin.ShopFrom(ctx)
 	var rec record
 	var rulesChanged bool
 	// A new image is resolved (downloaded) once, even if the write is retried.
@@ -265,8 +262,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 			return nil, err
 		}
 		now := admin.At(s.Clock.Now())
-		var change publishing.Change
-		rec.PublishedAt, change = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
+		rec.PublishedAt, _ = publishing.Apply(rec.PublishedAt, in.Published, nil, false, now)
 		rec.UpdatedAt = now
 		if in.Handle != nil {
 			rec.Handle = *in.Handle
@@ -277,9 +273,11 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 		// The count is carried over as read: a membership change since moved
 		// the version, and this write starts over.
 		put := records.PutNext(rec.item(it.Version, it.Nums[CountNum]))
+		records.Stamp(ctx, &put.Item, s.IDs.Next())
+		if err := outbox.StampClock(ctx, s.Store, &put.Item, collection.TopicUpdate); err != nil {
+			return nil, err
+		}
 		ops := []store.Op{put}
-		ops = append(ops, collection.StateCountOps(Partition, &old.PublishedAt, &rec.PublishedAt)...)
-		ops = append(ops, records.IndexOps(&put.Item, old.entries(), rec.entries())...)
 		claim = store.Key{}
 		if rec.Handle != old.Handle {
 			claimOp := handles.Claim(HandleNamespace, rec.Handle, rec.ID)
@@ -290,13 +288,7 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 			mark = catalog.CollectionJobKey(rec.ID, s.IDs.Next())
 			ops = append(ops, rulesPut(rec.ID, rec.Rules, rec.Disjunctive, rec.RulesVersion), catalog.MembershipJob(mark))
 		}
-		ops = append(ops, fileOps...)
-		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.UpdateVerb(change), "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicUpdate, collection.Resource, presented(&rec.SmartCollection, shop))
-		if err != nil {
-			return nil, err
-		}
-		return append(ops, nops...), nil
+		return append(ops, fileOps...), nil
 	})
 	if store.FailedOn(err, claim) {
 		return SmartCollection{}, admin.Invalid("handle", admin.MsgTaken)
@@ -312,32 +304,25 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 	return rec.SmartCollection, nil
 }
 
-// Delete removes the collection, its handle, rules, event and notification
-// in one transaction, with its image file and metafields when they fit
+// Delete removes the collection (its tomb saying who did), its handle and
+// rules in one transaction (its counts, entries, event and notification
+// are the change feed's), with its image file and metafields when they fit
 // (records.WithLeftovers); its membership items and what did not fit go
 // after it (idempotent deletes, as many transactions as they need).
 func (s Service) Delete(ctx context.Context, id int64) error {
-	shop, app := admin.ShopFrom(ctx), admin.AppFrom(ctx)
 	var rest []store.Op
 	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec, err := decode(it)
 		if err != nil {
 			return nil, err
 		}
-		ops := []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			handles.Release(HandleNamespace, rec.Handle),
-			records.CountOp(Partition, -1),
-			store.Delete(rulesKey(id), store.Always, 0),
-		}
-		ops = append(ops, collection.StateCountOps(Partition, &rec.PublishedAt, nil)...)
-		ops = append(ops, records.IndexOps(nil, rec.entries(), nil)...)
-		ops = append(ops, events.Ops(events.New(s.IDs, rec.Subject(), events.Destroy, "", app.Name))...)
-		nops, err := outbox.Notify(ctx, s.Store, s.IDs, s.Clock, collection.TopicDelete, collection.Resource, presented(&rec.SmartCollection, shop))
-		if err != nil {
+		// Its tomb says who deleted it: its counts, entries, event and
+		// notification are the change feed's (Derive).
+		ops, tomb := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		if err := outbox.StampClock(ctx, s.Store, tomb, collection.TopicDelete); err != nil {
 			return nil, err
 		}
-		ops = append(ops, nops...)
+		ops = append(ops, handles.Release(HandleNamespace, rec.Handle), store.Delete(rulesKey(id), store.Always, 0))
 		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
 		if err != nil {
 			return nil, err

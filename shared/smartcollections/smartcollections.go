@@ -16,9 +16,11 @@
 //   - count#smart_collection: the sharded collection count.
 //   - file#<id>: the chunks of an attached image (shared/images).
 //
-// Every change of a collection writes it, its guard, rules item, image
-// chunks, a Collection event and a collections/* notification in one
-// transaction; membership follows in further transactions.
+// Every change of a collection writes it (stamped, records.Stamp; a delete
+// its tomb, records.Remove), its guard, rules item and image chunks in one
+// transaction; its counts, index entries, Collection event and
+// collections/* notification are the change feed's (Derive); membership
+// follows in further transactions.
 package smartcollections
 
 import (
@@ -28,10 +30,13 @@ import (
 	"strconv"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/collections/collection"
 	"github.com/storeadmin/adminapi/shared/dates"
 	"github.com/storeadmin/adminapi/shared/events"
 	"github.com/storeadmin/adminapi/shared/images"
+	"github.com/storeadmin/adminapi/shared/outbox"
+	"github.com/storeadmin/adminapi/shared/publishing"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 )
@@ -48,8 +53,9 @@ const (
 	rulesPartition = "smart_rules"
 	statePartition = "smart_product"
 	// maxData bounds the stored collection below records.MaxData: its
-	// transaction also carries the notification (a second copy) and up to
-	// images.MaxAttachment of image chunks, within DynamoDB's 4 MB.
+	// transaction carries up to images.MaxAttachment of image chunks, and
+	// its derived one the notification (a second copy), within DynamoDB's
+	// 4 MB.
 	maxData = 256 << 10
 )
 
@@ -215,4 +221,67 @@ func presented(c *SmartCollection, shop *admin.Shop) *SmartCollection {
 	out := *c
 	present(&out, shop)
 	return &out
+}
+
+// Derive is the change feed's work for a change to a smart collection
+// (store.Deriver): its counts and index entries, its Collection event and
+// its collections/* notification (a delete's from its tomb), the payload's
+// times in the shop's zone as the request saw it. Membership changes (the
+// count's additions) are no request's stamped change and derive nothing.
+func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, error) {
+	decodeOf := func(it *store.Item) (*record, error) {
+		if it == nil {
+			return nil, nil
+		}
+		r, err := decode(it) // products_count from its number
+		return &r, err
+	}
+	old, err := decodeOf(c.Old)
+	if err != nil {
+		return nil, err
+	}
+	next, err := decodeOf(c.New)
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	verb, topic, shown := events.Create, collection.TopicCreate, next
+	switch {
+	case next == nil:
+		ops = append(collection.StateCountOps(Partition, &old.PublishedAt, nil), records.CountOp(Partition, -1))
+		ops = append(ops, records.IndexOps(nil, old.entries(), nil)...)
+		if c.Tomb == nil { // removed by no request
+			return ops, nil
+		}
+		verb, topic, shown = events.Destroy, collection.TopicDelete, old
+	case old == nil:
+		ops = append(collection.StateCountOps(Partition, nil, &next.PublishedAt), records.CountOp(Partition, 1))
+		ops = append(ops, records.IndexOps(c.New, nil, next.entries())...)
+	default:
+		verb, topic = events.UpdateVerb(publishing.Between(old.PublishedAt, next.PublishedAt)), collection.TopicUpdate
+		ops = append(collection.StateCountOps(Partition, &old.PublishedAt, &next.PublishedAt), records.IndexOps(c.New, old.entries(), next.entries())...)
+	}
+	evs, err := events.OfChange(ctx, st, c.Stamped(), shown.Subject(), verb, "")
+	if err != nil {
+		return nil, err
+	}
+	shop, err := shopOf(ctx, st, c.Stamped())
+	if err != nil {
+		return nil, err
+	}
+	ops = append(ops, evs...)
+	return append(ops, outbox.OfChange(c, topic, collection.Resource, presented(&shown.SmartCollection, shop))...), nil
+}
+
+// shopOf is the shop as the change's request saw it: its time zone
+// (records.Facts; for an item stamped before facts were, the shop now).
+func shopOf(ctx context.Context, st store.Store, it *store.Item) (*admin.Shop, error) {
+	facts, stamped, err := records.FactsOf(it)
+	if err != nil {
+		return nil, err
+	}
+	if !stamped {
+		return auth.ReadShop(ctx, st)
+	}
+	return &admin.Shop{IANATimezone: facts.Zone}, nil
 }
