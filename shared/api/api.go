@@ -419,8 +419,10 @@ func Derivers() store.Derivers {
 // from the change feed.
 func CleanUps() store.CleanUps {
 	return store.CleanUps{
-		pages.Partition:      pages.CleanUp,
-		collection.Partition: customcollections.CleanUp,
+		pages.Partition:            pages.CleanUp,
+		collection.Partition:       customcollections.CleanUp,
+		articles.Partition:         articles.CleanUp,
+		smartcollections.Partition: smartcollections.CleanUp,
 	}
 }
 

@@ -517,7 +517,8 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	verb, rec, it := events.Create, next, c.New
 	switch {
 	case next == nil:
-		if c.Tomb == nil { // removed by no request
+		ops = append(ops, store.CleanUpOp(c)) // its comments, image and metafields (CleanUp)
+		if c.Tomb == nil {                    // removed by no request
 			return ops, nil
 		}
 		verb, rec, it = events.Destroy, old, c.Tomb

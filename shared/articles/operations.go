@@ -261,18 +261,16 @@ func (s Service) Update(ctx context.Context, blogID int64, id int64, in *Input) 
 	return rec.Article, nil
 }
 
-// Delete removes the blog's article id (its tomb saying who did), its
-// handle, image file and metafields in one transaction (its counters,
-// entries and event are the change feed's); when they would not fit in one, the
-// image and metafields are removed by further transactions after the
-// article, and so are its comments (comments.DeleteOfArticleOps).
+// Delete removes the blog's article id (its tomb saying who did) and its
+// handle in one transaction; its counters, entries and event are the change
+// feed's, and so is its clean-up (CleanUp: image file, metafields,
+// comments).
 func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 	blog, err := LookupBlog(ctx, s.Store, blogID)
 	if err != nil {
 		return err
 	}
-	var rest []store.Op
-	err = records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+	return records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		var rec record
 		if err := records.Decode(it, &rec); err != nil {
 			return nil, err
@@ -280,37 +278,34 @@ func (s Service) Delete(ctx context.Context, blogID int64, id int64) error {
 		if rec.BlogID != blog.ID {
 			return nil, admin.NotFound
 		}
-		// Its tomb says who deleted it: its counts, entries and event are
-		// the change feed's (Derive).
+		// Its tomb says who deleted it: its counts, entries, event and
+		// clean-up are the change feed's (Derive, CleanUp).
 		ops, tomb := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
 		records.StampNames(tomb, stampedNames(blog))
-		ops = append(ops, handles.Release(HandleNamespace(blog.ID), rec.Handle))
-		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
-		if err != nil {
-			return nil, err
-		}
-		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerArticle, rec.ID)
-		if err != nil {
-			return nil, err
-		}
-		extra = append(extra, mops...)
-		ops, rest = records.WithLeftovers(ops, extra)
-		return ops, nil
+		return append(ops, handles.Release(HandleNamespace(blog.ID), rec.Handle)), nil
 	})
+}
+
+// CleanUp removes what a removed article owned (store.CleanUp): its image
+// file, its metafields and its comments, each removal idempotent.
+func CleanUp(ctx context.Context, st store.Store, owner *store.Item) error {
+	var rec record
+	if err := records.Decode(owner, &rec); err != nil {
+		return err
+	}
+	ops, err := images.DeleteFileOps(ctx, st, rec.ImageFile)
 	if err != nil {
 		return err
 	}
-	// Leftovers of a large article: their owner is gone, so removing them
-	// later is harmless, and each op is idempotent.
-	// The article's comments go with it, like its leftovers, after it.
-	records.AfterCommit(ctx, "article's comments and leftovers", func() error {
-		cops, err := comments.DeleteOfArticleOps(ctx, s.Store, id)
-		if err != nil {
-			return err
-		}
-		return records.TransactBatches(ctx, s.Store, append(rest, cops...))
-	})
-	return nil
+	mops, err := metafields.DeleteOwnerOps(ctx, st, metafields.OwnerArticle, rec.ID)
+	if err != nil {
+		return err
+	}
+	cops, err := comments.DeleteOfArticleOps(ctx, st, rec.ID)
+	if err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, st, append(append(ops, mops...), cops...))
 }
 
 // Authors returns the distinct authors of the shop's articles, sorted.

@@ -305,46 +305,44 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SmartCollecti
 }
 
 // Delete removes the collection (its tomb saying who did), its handle and
-// rules in one transaction (its counts, entries, event and notification
-// are the change feed's), with its image file and metafields when they fit
-// (records.WithLeftovers); its membership items and what did not fit go
-// after it (idempotent deletes, as many transactions as they need).
+// rules in one transaction; its counts, entries, event, notification and
+// clean-up (CleanUp: image file, metafields, membership items) are the
+// change feed's.
 func (s Service) Delete(ctx context.Context, id int64) error {
-	var rest []store.Op
-	err := records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
+	return records.Update(ctx, s.Store, Key(id), func(it *store.Item) ([]store.Op, error) {
 		rec, err := decode(it)
 		if err != nil {
 			return nil, err
 		}
-		// Its tomb says who deleted it: its counts, entries, event and
-		// notification are the change feed's (Derive).
+		// Its tomb says who deleted it: its counts, entries, event,
+		// notification and clean-up are the change feed's (Derive, CleanUp).
 		ops, tomb := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
 		if err := outbox.StampClock(ctx, s.Store, tomb, collection.TopicDelete); err != nil {
 			return nil, err
 		}
-		ops = append(ops, handles.Release(HandleNamespace, rec.Handle), store.Delete(rulesKey(id), store.Always, 0))
-		extra, err := images.DeleteFileOps(ctx, s.Store, rec.ImageFile)
-		if err != nil {
-			return nil, err
-		}
-		mops, err := metafields.DeleteOwnerOps(ctx, s.Store, metafields.OwnerSmartCollection, id)
-		if err != nil {
-			return nil, err
-		}
-		ops, rest = records.WithLeftovers(ops, append(extra, mops...))
-		return ops, nil
+		return append(ops, handles.Release(HandleNamespace, rec.Handle), store.Delete(rulesKey(id), store.Always, 0)), nil
 	})
+}
+
+// CleanUp removes what a removed smart collection owned (store.CleanUp):
+// its image file, its metafields and its membership items, each removal
+// idempotent.
+func CleanUp(ctx context.Context, st store.Store, owner *store.Item) error {
+	rec, err := decode(owner)
 	if err != nil {
 		return err
 	}
-	// Its memberships and leftovers go after it: the collection is gone,
-	// so removing them later is harmless, and each removal is idempotent.
-	records.AfterCommit(ctx, "smart collection's memberships and leftovers", func() error {
-		members, err := deleteMembersOps(ctx, s.Store, id)
-		if err != nil {
-			return err
-		}
-		return records.TransactBatches(ctx, s.Store, append(members, rest...))
-	})
-	return nil
+	ops, err := images.DeleteFileOps(ctx, st, rec.ImageFile)
+	if err != nil {
+		return err
+	}
+	mops, err := metafields.DeleteOwnerOps(ctx, st, metafields.OwnerSmartCollection, rec.ID)
+	if err != nil {
+		return err
+	}
+	members, err := deleteMembersOps(ctx, st, rec.ID)
+	if err != nil {
+		return err
+	}
+	return records.TransactBatches(ctx, st, append(append(ops, mops...), members...))
 }

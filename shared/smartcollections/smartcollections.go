@@ -248,7 +248,7 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	verb, topic, shown := events.Create, collection.TopicCreate, next
 	switch {
 	case next == nil:
-		ops = append(collection.StateCountOps(Partition, &old.PublishedAt, nil), records.CountOp(Partition, -1))
+		ops = append(collection.StateCountOps(Partition, &old.PublishedAt, nil), records.CountOp(Partition, -1), store.CleanUpOp(c))
 		ops = append(ops, records.IndexOps(nil, old.entries(), nil)...)
 		if c.Tomb == nil { // removed by no request
 			return ops, nil
