@@ -67,6 +67,11 @@ type Identity struct {
 	// it only when it changed (the local runner: a revocation holds at
 	// once).
 	ttl time.Duration
+	// writes, without a TTL over the embedded store, counts its writes:
+	// a token read while it stood where it stands is unchanged, with no
+	// read (a write of any item, such as a revocation, makes the next call
+	// read it again).
+	writes writeCounter
 
 	tokMu  sync.RWMutex
 	tokens map[[sha256.Size]byte]*knownToken
@@ -89,12 +94,18 @@ const TokenTTL = time.Second
 const maxKnownTokens = 4096
 
 // knownToken is a token's app as last read: its item's Data, to tell
-// whether it changed, and until when it may be used unread (ttl > 0).
+// whether it changed, and until when it may be used unread (ttl > 0), or
+// while the store's writes stay at writes.
 type knownToken struct {
-	app   admin.App
-	data  []byte
-	until time.Time
+	app    admin.App
+	data   []byte
+	until  time.Time
+	writes uint64
 }
+
+// writeCounter is the embedded store's count of its writes
+// (boltstore.Store.Writes).
+type writeCounter interface{ Writes() uint64 }
 
 // CursorKeyKey holds the shop's page_info signing key: 32 random bytes (in
 // hex) made
@@ -151,17 +162,22 @@ const ShopTTL = time.Minute
 // NewIdentity returns the store-backed identity, expiring per-user tokens
 // by clk; it reads a token's item on every call (the local runner's: a
 // revocation holds at once).
-func NewIdentity(st store.Store, clk clock.Clock) *Identity { return &Identity{st: st, clk: clk} }
+func NewIdentity(st store.Store, clk clock.Clock) *Identity { return NewCachingIdentity(st, clk, 0) }
 
 // NewCachingIdentity is NewIdentity keeping each token's app for ttl
 // (TokenTTL) by clk before reading it again: where other processes write
 // the table (Lambda), which is also the bound on a revocation there.
 func NewCachingIdentity(st store.Store, clk clock.Clock, ttl time.Duration) *Identity {
-	return &Identity{st: st, clk: clk, ttl: ttl}
+	id := &Identity{st: st, clk: clk, ttl: ttl}
+	if wc, ok := store.Innermost(st).(writeCounter); ok && ttl == 0 {
+		id.writes = wc
+	}
+	return id
 }
 
 // AppByToken finds the app holding token: one GetItem, none while the
-// identity's TTL keeps it, and no decoding while the item is unchanged.
+// identity's TTL keeps it or the embedded store wrote nothing since, and
+// no decoding while the item is unchanged.
 // The app answered is the caller's own copy.
 func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, error) {
 	if len(token) > 512 {
@@ -169,10 +185,14 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 	}
 	sum := sha256.Sum256([]byte(token))
 	now := id.clk.Now()
+	var writes uint64
+	if id.writes != nil {
+		writes = id.writes.Writes() // before the read: a write after it moves it
+	}
 	id.tokMu.RLock()
 	known := id.tokens[sum]
 	id.tokMu.RUnlock()
-	if known != nil && now.Before(known.until) {
+	if known != nil && (now.Before(known.until) || id.writes != nil && known.writes == writes) {
 		app := known.app
 		return &app, id.valid(&app, now)
 	}
@@ -205,7 +225,11 @@ func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, e
 		}
 		return &app, nil
 	}
-	id.remember(sum, &knownToken{app: app, data: it.Data, until: now.Add(id.ttl)})
+	k := &knownToken{app: app, data: it.Data, writes: writes}
+	if id.ttl > 0 {
+		k.until = now.Add(id.ttl)
+	}
+	id.remember(sum, k)
 	return &app, nil
 }
 
