@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -76,6 +77,7 @@ type Identity struct {
 	tokMu  sync.RWMutex
 	tokens map[[sha256.Size]byte]*knownToken
 
+	knownShop atomic.Pointer[knownShop]
 	mu        sync.Mutex
 	shop      *admin.Shop
 	shopUntil time.Time
@@ -101,6 +103,11 @@ type knownToken struct {
 	data   []byte
 	until  time.Time
 	writes uint64
+}
+
+type knownShop struct {
+	shop  *admin.Shop
+	until time.Time
 }
 
 // writeCounter is the embedded store's count of its writes
@@ -293,6 +300,9 @@ func ReadShop(ctx context.Context, st store.Store) (*admin.Shop, error) {
 
 // Shop returns the shop, cached for ShopTTL.
 func (id *Identity) Shop(ctx context.Context) (*admin.Shop, error) {
+	if k := id.knownShop.Load(); k != nil && time.Now().Before(k.until) {
+		return k.shop, nil // no lock on every call
+	}
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if id.shop != nil && time.Now().Before(id.shopUntil) {
@@ -306,6 +316,7 @@ func (id *Identity) Shop(ctx context.Context) (*admin.Shop, error) {
 		return nil, err
 	}
 	id.shop, id.shopUntil = shop, time.Now().Add(ShopTTL)
+	id.knownShop.Store(&knownShop{shop, id.shopUntil})
 	return id.shop, nil
 }
 
