@@ -4,7 +4,7 @@
 # (handlers: shared/api/bench_test.go), the webhook pipeline's
 # (shared/delivery/bench_test.go) three times, and a summary against the
 # targets:
-#   runner req/s >= 0.5 x bare req/s at maximum throughput,
+#   runner req/s >= 0.75 x bare req/s at maximum throughput,
 #   p99 <= 5 ms at 1,000 req/s,
 #   handler overhead without storage <= 50 us per request,
 #   webhook deliveries >= 1,000/s draining a burst (BenchmarkLocalPipeline),
@@ -216,7 +216,7 @@ verdict() {
 		missed=$((missed + 1))
 	fi
 }
-verdict v_ratio "$ratio >= 0.5"
+verdict v_ratio "$ratio >= 0.75"
 verdict v_p99 "$runner_p99 <= 5"
 verdict v_over "${overhead:-1e9} <= 50"
 verdict v_burst "$burst_med >= 1000"
@@ -229,7 +229,7 @@ echo "load average $loadavg_before before the load runs, $loadavg_after after: o
 printf '%-44s %14s %14s %8s\n' "" "local runner" "bare net/http" "target"
 printf '%-44s %14s %14s\n' "max throughput, $conc conns, best of $rounds: req/s" "$runner_rps" "$bare_rps"
 printf '%-44s %14s %14s\n' "max throughput: p50 / p99 ms" "$(pct runner-max 50) / $(pct runner-max 99)" "$(pct bare-max 50) / $(pct bare-max 99)"
-printf '%-44s %14s %14s %8s  %s\n' "runner / bare req/s" "$ratio" "" ">= 0.5" "$v_ratio"
+printf '%-44s %14s %14s %8s  %s\n' "runner / bare req/s" "$ratio" "" ">= 0.75" "$v_ratio"
 printf '%-44s %14s %14s\n' "1,000 req/s run: achieved req/s" "$(rps runner-rate)" "$(rps bare-rate)"
 printf '%-44s %14s %14s\n' "1,000 req/s run: p50 ms" "$(pct runner-rate 50)" "$(pct bare-rate 50)"
 printf '%-44s %14s %14s %8s  %s\n' "1,000 req/s run: p99 ms" "$runner_p99" "$bare_p99" "<= 5" "$v_p99"

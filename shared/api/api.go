@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
@@ -216,11 +217,20 @@ type Deps struct {
 	*platform.Deps
 	// Limiter paces each app's calls; nil when RATE_LIMIT=off.
 	Limiter ratelimit.Limiter
+	// TokenTTL is how long the router keeps a token's app before reading
+	// it again (config.Config.TokenTTL): auth.TokenTTL in Lambda, 0 (every
+	// call reads it) in the local runner and tests.
+	TokenTTL time.Duration
+}
+
+// identity is the router's: the token cache of one process.
+func (d *Deps) identity() *auth.Identity {
+	return auth.NewCachingIdentity(d.Store, d.Clock, d.TokenTTL)
 }
 
 // Handler serves the given groups under the HTTP conventions.
 func Handler(d *Deps, groups ...Group) *httpapi.Router {
-	return handler(d, auth.NewIdentity(d.Store, d.Clock), idempotency.NewKeeper(d.Store, d.Clock), groups)
+	return handler(d, d.identity(), idempotency.NewKeeper(d.Store, d.Clock), groups)
 }
 
 func handler(d *Deps, id *auth.Identity, keys *idempotency.Keeper, groups []Group) *httpapi.Router {
@@ -247,7 +257,7 @@ func handler(d *Deps, id *auth.Identity, keys *idempotency.Keeper, groups []Grou
 // building them all at once was a third of a millisecond of its cold
 // start. The routers share one Identity and one Keeper.
 func Lazy(d *Deps, groups ...Group) http.Handler {
-	id, keys := auth.NewIdentity(d.Store, d.Clock), idempotency.NewKeeper(d.Store, d.Clock)
+	id, keys := d.identity(), idempotency.NewKeeper(d.Store, d.Clock)
 	byHead := map[string][]Group{}
 	for _, g := range groups {
 		for _, h := range strings.Fields(g.Heads) {
@@ -363,6 +373,7 @@ func OpenWith(ctx context.Context, cfg config.Config, sqs SQS) (*Deps, error) {
 		UseStore(d.Deps, st, false) // the table's stream derives (functions/change-feed)
 	}
 	d.Metrics = metrics.New(os.Stderr, cfg.MetricsNamespace)
+	d.TokenTTL = cfg.TokenTTL
 	d.BaseURL = cfg.PublicBaseURL
 	d.Owner = platform.Owner{SecretHash: cfg.OwnerSecretHash, Local: cfg.LocalOwner}
 	d.TokenKey = cfg.OAuthTokenKey

@@ -19,8 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/auth"
 	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/delivery"
@@ -28,6 +30,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/outbox"
 	"github.com/storeadmin/adminapi/shared/platform"
 	"github.com/storeadmin/adminapi/shared/queue/storequeue"
+	"github.com/storeadmin/adminapi/shared/ratelimit"
 	"github.com/storeadmin/adminapi/shared/records"
 	"github.com/storeadmin/adminapi/shared/store"
 	"github.com/storeadmin/adminapi/shared/store/dynamostore/dynamotest"
@@ -57,6 +60,14 @@ type costKind struct {
 	topic            string // subscribed to by a loopback receiver, when set
 	prep             func(b *testing.B, r *costRun, i int) string
 	call             func(b *testing.B, r *costRun, i int, arg string)
+	// instances, when set, serves the calls (r.lambda) as that many warm
+	// Lambda instances do, taking turns: each its own token cache
+	// (auth.TokenTTL) and its own claims on the app's call bucket
+	// (ratelimit.Shared), on one table. The app is busy: Shopify Plus's
+	// plan (400 calls, 20 a second), called at its sustained rate, the
+	// service's clock moving step (1/20 s unless set) before each call.
+	instances int
+	step      time.Duration
 }
 
 // costRun is one kind's environment: a seeded, metered DynamoDB Local
@@ -67,6 +78,67 @@ type costRun struct {
 	meter   *dynamotest.Meter
 	d       *delivery.Dispatcher
 	changes *changeLog
+	// lambda are the instances of a kind with instances set, clock their
+	// service's clock; e's own handler (no call limit, no token cache)
+	// makes what the calls need.
+	lambda []http.Handler
+	clock  *clock.Fixed
+}
+
+// warm is how many calls are made before the counted ones: 100 through
+// instances, none otherwise.
+func (k costKind) warm() int {
+	if k.instances == 0 {
+		return 0
+	}
+	return 100
+}
+
+// plusPlan is Shopify Plus's REST call plan.
+var plusPlan = admin.RatePlan{Bucket: 400, LeakPerSecond: 20}
+
+// serveAs makes a call to the instance whose turn i is, as token.
+func (r *costRun) serveAs(token string, i int, method, path string) int {
+	req := httptest.NewRequest(method, path, nil)
+	req.Header.Set("X-Service-Access-Token", token)
+	w := httptest.NewRecorder()
+	r.lambda[i%len(r.lambda)].ServeHTTP(w, req)
+	return w.Code
+}
+
+// lambdaCall is a kind's call through the instances: advance the clock,
+// then method path as the demo app, answered want.
+func lambdaCall(token, path string, want int) func(b *testing.B, r *costRun, i int, arg string) {
+	return func(b *testing.B, r *costRun, i int, arg string) {
+		if arg != "" {
+			path = arg
+		}
+		if code := r.serveAs(token, i, "GET", path); code != want {
+			b.Fatalf("GET %s: %d, want %d", path, code, want)
+		}
+	}
+}
+
+// startLambda builds k's instances over r's table, with the demo app on
+// Shopify Plus's plan.
+func startLambda(b *testing.B, r *costRun, k costKind) {
+	r.clock = r.e.FixClock(time.Unix(1_800_000_000, 0))
+	ctx := context.Background()
+	raw := r.meter.Unmetered()
+	key := auth.TokenKey(auth.HashToken(apitest.DemoToken))
+	var app admin.App
+	it, err := records.Get(ctx, raw, key, &app)
+	if err != nil {
+		b.Fatal(err)
+	}
+	app.RateLimit = &plusPlan
+	if err := raw.Transact(ctx, store.Put(store.Item{PK: it.PK, SK: it.SK, Version: it.Version + 1, Data: records.Encode(app)}, store.IfVersion, it.Version)); err != nil {
+		b.Fatal(err)
+	}
+	for range k.instances {
+		d := &api.Deps{Deps: r.e.Deps, Limiter: ratelimit.NewShared(r.e.Deps.Store, r.clock.Now), TokenTTL: auth.TokenTTL}
+		r.lambda = append(r.lambda, api.Handler(d, k.groups...))
+	}
 }
 
 // changeLog commits through the metered store and keeps what the table's
@@ -123,18 +195,39 @@ func runCost(b *testing.B, k costKind) {
 		b.Cleanup(rc.Close)
 		r.e.Do("POST", "/admin/webhooks.json", map[string]any{"webhook": map[string]any{"topic": k.topic, "address": rc.URL + "/hook"}}).Expect(b, http.StatusCreated)
 	}
+	if k.instances > 0 {
+		startLambda(b, r, k)
+	}
+	step := k.step
+	if step == 0 {
+		step = time.Duration(float64(time.Second) / plusPlan.LeakPerSecond)
+	}
 	var total, derived dynamotest.Usage
 	i := 0
+	// Warm instances: their token caches and claims as a steady stream of
+	// calls leaves them, before anything is counted.
+	for ; i < k.warm(); i++ {
+		arg := k.prep(b, r, i+1)
+		if r.clock != nil && step > 0 {
+			r.clock.Advance(step)
+		}
+		k.call(b, r, i+1, arg)
+		r.changes.derive(b)
+	}
+	warm := i
 	for b.Loop() {
 		i++
 		b.StopTimer()
 		arg := k.prep(b, r, i)
 		r.changes.derive(b)
+		if r.clock != nil && step > 0 {
+			r.clock.Advance(step)
+		}
 		m.Take()
 		b.StartTimer()
 		k.call(b, r, i, arg)
 		b.StopTimer()
-		if i == 1 && testing.Verbose() {
+		if i == warm+1 && testing.Verbose() {
 			b.Logf("%s: write units of one call: %v", k.name, m.Detail())
 		}
 		u := m.Take()
@@ -143,7 +236,7 @@ func runCost(b *testing.B, k costKind) {
 		total.WU += u.WU
 		// The change feed's work for the call, counted apart.
 		r.changes.derive(b)
-		if i == 1 && testing.Verbose() {
+		if i == warm+1 && testing.Verbose() {
 			b.Logf("%s: write units of its derived work: %v", k.name, m.Detail())
 		}
 		u = m.Take()
@@ -151,7 +244,7 @@ func runCost(b *testing.B, k costKind) {
 		derived.WU += u.WU
 		b.StartTimer()
 	}
-	n := float64(i)
+	n := float64(i - warm)
 	ru, wu := total.RU/n, total.WU/n
 	usd := k.base + ru*priceRU + wu*priceWU
 	floor := k.base + k.floorRU*priceRU + k.floorWU*priceWU
@@ -178,7 +271,62 @@ func runCost(b *testing.B, k costKind) {
 
 func noPrep(*testing.B, *costRun, int) string { return "" }
 
-var costKinds = []costKind{
+// readKinds are the reads, each through one Lambda instance and through
+// two taking turns: a GET of one record (floor: its GetItem), a list of 50
+// (the Query of its 51 items, 3 read units), a count (the Query of the 8
+// count shards, 1), a 429 (nothing) and a 401 (the token's GetItem).
+func readKinds() []costKind {
+	var kinds []costKind
+	base := priceHTTPAPI + priceLambda
+	for _, n := range []int{1, 2} {
+		suffix := fmt.Sprintf("_lambda%d", n)
+		kinds = append(kinds,
+			costKind{name: "get_redirect" + suffix, base: base, floorRU: 1, groups: []api.Group{api.Redirects}, instances: n,
+				prep: func(b *testing.B, r *costRun, i int) string {
+					return redirectOf(b, r.e, fmt.Sprintf("/cost-read-%d", i))
+				},
+				call: lambdaCall(apitest.DemoToken, "", http.StatusOK)},
+			costKind{name: "list_redirects_50" + suffix, base: base, floorRU: 3, groups: []api.Group{api.Redirects}, instances: n,
+				prep: func(b *testing.B, r *costRun, i int) string {
+					for j := 0; i == 1 && j < 51; j++ {
+						redirectOf(b, r.e, fmt.Sprintf("/cost-list-%d", j))
+					}
+					return ""
+				},
+				call: lambdaCall(apitest.DemoToken, "/web/redirects.json?limit=50", http.StatusOK)},
+			costKind{name: "count_redirects" + suffix, base: base, floorRU: 1, groups: []api.Group{api.Redirects}, instances: n,
+				prep: func(b *testing.B, r *costRun, i int) string {
+					if i == 1 {
+						redirectOf(b, r.e, "/cost-count")
+					}
+					return ""
+				},
+				call: lambdaCall(apitest.DemoToken, "/web/redirects/count.json", http.StatusOK)},
+			// A full bucket (the clock stands still): refused before any work.
+			costKind{name: "get_429" + suffix, base: base, groups: []api.Group{api.Redirects}, instances: n, step: -1,
+				prep: func(b *testing.B, r *costRun, i int) string {
+					// Until every instance has refused (the others' claims
+					// spent too).
+					for j, refused := 0, 0; i == 1 && refused < n; j++ {
+						if r.serveAs(apitest.DemoToken, j, "GET", "/web/redirects/count.json") == http.StatusTooManyRequests {
+							refused++
+						} else {
+							refused = 0
+						}
+					}
+					return ""
+				},
+				call: lambdaCall(apitest.DemoToken, "/web/redirects/count.json", http.StatusTooManyRequests)},
+			// A token no app holds: its lookup is the least it costs.
+			costKind{name: "get_401" + suffix, base: base, floorRU: 1, groups: []api.Group{api.Redirects}, instances: n,
+				prep: noPrep,
+				call: lambdaCall("not-a-token-of-this-shop-0123456789", "/web/redirects/count.json", http.StatusUnauthorized)},
+		)
+	}
+	return kinds
+}
+
+var costKinds = append(readKinds(), []costKind{
 	{name: "get_redirect", base: priceHTTPAPI + priceLambda, floorRU: 1, groups: []api.Group{api.Redirects},
 		prep: func(b *testing.B, r *costRun, i int) string {
 			return redirectOf(b, r.e, fmt.Sprintf("/cost-get-%d", i))
@@ -230,7 +378,7 @@ var costKinds = []costKind{
 				b.Fatal("delivery failed")
 			}
 		}},
-}
+}...)
 
 func redirectOf(b *testing.B, e *apitest.Env, path string) string {
 	r := e.Do("POST", "/web/redirects.json", map[string]any{"redirect": map[string]any{"path": path, "target": "/target"}}).Expect(b, http.StatusCreated)

@@ -5,6 +5,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -61,12 +63,56 @@ func HashToken(token string) string {
 type Identity struct {
 	st  store.Store
 	clk clock.Clock // per-user tokens expire by it
+	// ttl is how long a token's app is used without reading its item
+	// again (TokenTTL in AWS); 0 reads the item on every call and decodes
+	// it only when it changed (the local runner: a revocation holds at
+	// once).
+	ttl time.Duration
+	// writes, without a TTL over the embedded store, counts its writes:
+	// a token read while it stood where it stands is unchanged, with no
+	// read (a write of any item, such as a revocation, makes the next call
+	// read it again).
+	writes writeCounter
 
+	tokMu  sync.RWMutex
+	tokens map[[sha256.Size]byte]*knownToken
+
+	knownShop atomic.Pointer[knownShop]
 	mu        sync.Mutex
 	shop      *admin.Shop
 	shopUntil time.Time
 	cursorKey []byte
 }
+
+// TokenTTL is how long a process in AWS keeps a token's app without
+// reading its item again: a revoked, uninstalled, refreshed or replaced
+// token (offline, online or expiring; REST or GraphQL) is refused by every
+// instance within TokenTTL of its revocation. Expiry itself is judged on
+// every call, by the service's clock.
+const TokenTTL = time.Second
+
+// maxKnownTokens bounds the cache: past it, it starts again empty. Only
+// tokens that authenticated enter it.
+const maxKnownTokens = 4096
+
+// knownToken is a token's app as last read: its item's Data, to tell
+// whether it changed, and until when it may be used unread (ttl > 0), or
+// while the store's writes stay at writes.
+type knownToken struct {
+	app    admin.App
+	data   []byte
+	until  time.Time
+	writes uint64
+}
+
+type knownShop struct {
+	shop  *admin.Shop
+	until time.Time
+}
+
+// writeCounter is the embedded store's count of its writes
+// (boltstore.Store.Writes).
+type writeCounter interface{ Writes() uint64 }
 
 // CursorKeyKey holds the shop's page_info signing key: 32 random bytes (in
 // hex) made
@@ -121,43 +167,107 @@ func Secret(ctx context.Context, st store.Store, k store.Key) ([]byte, error) {
 const ShopTTL = time.Minute
 
 // NewIdentity returns the store-backed identity, expiring per-user tokens
-// by clk.
-func NewIdentity(st store.Store, clk clock.Clock) *Identity { return &Identity{st: st, clk: clk} }
+// by clk; it reads a token's item on every call (the local runner's: a
+// revocation holds at once).
+func NewIdentity(st store.Store, clk clock.Clock) *Identity { return NewCachingIdentity(st, clk, 0) }
 
-// AppByToken finds the app holding token: one GetItem.
+// NewCachingIdentity is NewIdentity keeping each token's app for ttl
+// (TokenTTL) by clk before reading it again: where other processes write
+// the table (Lambda), which is also the bound on a revocation there.
+func NewCachingIdentity(st store.Store, clk clock.Clock, ttl time.Duration) *Identity {
+	id := &Identity{st: st, clk: clk, ttl: ttl}
+	if wc, ok := store.Innermost(st).(writeCounter); ok && ttl == 0 {
+		id.writes = wc
+	}
+	return id
+}
+
+// AppByToken finds the app holding token: one GetItem, none while the
+// identity's TTL keeps it or the embedded store wrote nothing since, and
+// no decoding while the item is unchanged.
+// The app answered is the caller's own copy.
 func (id *Identity) AppByToken(ctx context.Context, token string) (*admin.App, error) {
 	if len(token) > 512 {
 		return nil, admin.Unauthorized
 	}
-	hash := HashToken(token)
-	var app admin.App
-	it, err := records.Get(ctx, id.st, TokenKey(hash), &app)
-	if admin.ErrorCode(err) == admin.ENOTFOUND {
+	sum := sha256.Sum256([]byte(token))
+	now := id.clk.Now()
+	var writes uint64
+	if id.writes != nil {
+		writes = id.writes.Writes() // before the read: a write after it moves it
+	}
+	id.tokMu.RLock()
+	known := id.tokens[sum]
+	id.tokMu.RUnlock()
+	if known != nil && (now.Before(known.until) || id.writes != nil && known.writes == writes) {
+		app := known.app
+		return &app, id.valid(&app, now)
+	}
+	hash := hex.EncodeToString(sum[:])
+	it, err := id.st.Get(ctx, TokenKey(hash))
+	if errors.Is(err, store.ErrNotFound) {
+		id.forget(sum)
 		return nil, admin.Unauthorized
 	}
 	if err != nil {
 		return nil, err
 	}
+	var app admin.App
+	if known != nil && bytes.Equal(known.data, it.Data) {
+		app = known.app
+	} else if err := records.Decode(&it, &app); err != nil {
+		return nil, err
+	}
 	if subtle.ConstantTimeCompare([]byte(app.TokenHash), []byte(hash)) != 1 {
 		return nil, admin.Unauthorized
 	}
-	now := admin.At(id.clk.Now()).Time
-	switch {
-	case app.ExpiresAt != 0 && now.Unix() >= app.ExpiresAt:
-		// A per-user or expiring offline token expires by the service's clock.
-		return nil, admin.Unauthorized
-	case app.ExpiresAt == 0 && app.Public && !now.Before(admin.NonExpiringDeadline):
-		// A public app's non-expiring offline token, past Shopify's
-		// deadline: invalidated, as Shopify's are.
-		return nil, admin.Unauthorized
-	case app.Fresh:
+	if err := id.valid(&app, now); err != nil {
+		return nil, err
+	}
+	if app.Fresh {
 		// An expiring offline token's first use: from now on the refresh
-		// token it replaced is refused (shared/oauth).
+		// token it replaced is refused (shared/oauth). Kept once marked.
 		if err := id.markUsed(ctx, it, &app); err != nil {
 			return nil, err
 		}
+		return &app, nil
 	}
+	k := &knownToken{app: app, data: it.Data, writes: writes}
+	if id.ttl > 0 {
+		k.until = now.Add(id.ttl)
+	}
+	id.remember(sum, k)
 	return &app, nil
+}
+
+// valid refuses an app's token that expired by now.
+func (id *Identity) valid(app *admin.App, now time.Time) error {
+	now = admin.At(now).Time
+	switch {
+	case app.ExpiresAt != 0 && now.Unix() >= app.ExpiresAt:
+		// A per-user or expiring offline token expires by the service's clock.
+		return admin.Unauthorized
+	case app.ExpiresAt == 0 && app.Public && !now.Before(admin.NonExpiringDeadline):
+		// A public app's non-expiring offline token, past Shopify's
+		// deadline: invalidated, as Shopify's are.
+		return admin.Unauthorized
+	}
+	return nil
+}
+
+func (id *Identity) remember(sum [sha256.Size]byte, k *knownToken) {
+	id.tokMu.Lock()
+	defer id.tokMu.Unlock()
+	if id.tokens == nil || len(id.tokens) >= maxKnownTokens {
+		id.tokens = make(map[[sha256.Size]byte]*knownToken)
+	}
+	id.tokens[sum] = k
+}
+
+func (id *Identity) forget(sum [sha256.Size]byte) {
+	id.tokMu.Lock()
+	defer id.tokMu.Unlock()
+	delete(id.tokens, sum)
 }
 
 // markUsed writes the copy under an expiring offline token without its
@@ -190,6 +300,9 @@ func ReadShop(ctx context.Context, st store.Store) (*admin.Shop, error) {
 
 // Shop returns the shop, cached for ShopTTL.
 func (id *Identity) Shop(ctx context.Context) (*admin.Shop, error) {
+	if k := id.knownShop.Load(); k != nil && time.Now().Before(k.until) {
+		return k.shop, nil // no lock on every call
+	}
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if id.shop != nil && time.Now().Before(id.shopUntil) {
@@ -203,6 +316,7 @@ func (id *Identity) Shop(ctx context.Context) (*admin.Shop, error) {
 		return nil, err
 	}
 	id.shop, id.shopUntil = shop, time.Now().Add(ShopTTL)
+	id.knownShop.Store(&knownShop{shop, id.shopUntil})
 	return id.shop, nil
 }
 

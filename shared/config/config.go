@@ -24,6 +24,12 @@ type Config struct {
 	// (the table, every Lambda instance) in Lambda, "memory" in the local
 	// runner, or "off".
 	RateLimit string
+	// TokenTTL (no variable) is how long a process keeps a token's app
+	// before reading it again: auth.TokenTTL in Lambda, where other
+	// instances write the table, so that a call costs no token read; 0 in
+	// the local runner, which reads it on every call (a revocation holds
+	// at once).
+	TokenTTL time.Duration
 	// LocalFeed (CHANGE_FEED=local, the default outside Lambda) derives a
 	// change's work in the process, right after its commit (store.Feed);
 	// CHANGE_FEED=stream (the default in Lambda) leaves it to the table's
@@ -157,6 +163,9 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("config: FAULT_RATE is for the local runner only, never a Lambda function")
 		}
 		c.FaultRate = r
+	}
+	if inLambda {
+		c.TokenTTL = auth.TokenTTL
 	}
 	switch v := env("RATE_LIMIT", "on"); v {
 	case "on":

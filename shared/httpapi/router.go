@@ -516,7 +516,9 @@ func (rt *Router) wrap(route *Route) http.Handler {
 					ctx = context.WithValue(ctx, identityCtxKey{}, rt.identity) // WritePaged signs with it
 				}
 				r = r.WithContext(ctx)
-				err = checkQuery(r.URL.Query())
+				if r.URL.RawQuery != "" {
+					err = checkQuery(r.URL.Query())
+				}
 				if err == nil && r.Method == http.MethodGet {
 					r, err = expandPageInfo(ctx, r, rt.identity)
 				}

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -98,69 +97,50 @@ func PointsKey(appID int64) store.Key {
 }
 
 // SharedPoints keeps each app's GraphQL bucket in the table, shared by
-// every Lambda instance: one conditional write per query, and one more
-// when a query used less than it held.
+// every Lambda instance, spent by claims as Shared's calls are (lease.go):
+// a query spends points its process claimed, a write claiming more only
+// when they run out (up to an eighth of the bucket, or the query's cost
+// when more), and gives back what it did not use to the claim, with no
+// request. Its over-admission is at most Rate×LeaseTime points.
 type SharedPoints struct {
 	Store store.Store
 	Now   func() time.Time
 	Plan  PointsPlan
+
+	once sync.Once
+	l    *leases
+}
+
+func (s *SharedPoints) leases() *leases {
+	s.once.Do(func() { s.l = &leases{st: s.Store, now: s.Now, key: PointsKey} })
+	return s.l
 }
 
 // Max and Rate are the plan's.
 func (s *SharedPoints) Max() float64  { return s.Plan.Max }
 func (s *SharedPoints) Rate() float64 { return s.Plan.Rate }
 
+// span is how long points take to be restored.
+func (s *SharedPoints) span(points float64) time.Duration {
+	return time.Duration(points / s.Plan.Rate * float64(time.Second))
+}
+
+// available is what the bucket holds when its fill reaches ahead past now.
+func (s *SharedPoints) available(ahead time.Duration) float64 {
+	return math.Max(0, s.Plan.Max-ahead.Seconds()*s.Plan.Rate)
+}
+
 // Spend implements the bucket on the table.
 func (s *SharedPoints) Spend(ctx context.Context, appID int64, cost float64) (float64, bool, error) {
-	var avail float64
-	var ok bool
-	err := s.update(ctx, appID, func(tat, now time.Time) (time.Time, bool) {
-		var next time.Time
-		next, avail, ok = spendPoints(tat, now, s.Plan, cost)
-		return next, ok
-	})
-	return avail, ok, err
-}
-
-// Refund implements the bucket on the table.
-func (s *SharedPoints) Refund(ctx context.Context, appID int64, points float64) (float64, error) {
-	var avail float64
-	err := s.update(ctx, appID, func(tat, now time.Time) (time.Time, bool) {
-		var next time.Time
-		next, avail = refundPoints(tat, now, s.Plan, points)
-		return next, true
-	})
-	return avail, err
-}
-
-// update reads the bucket and writes what change makes of it, on
-// condition that no other instance wrote it meanwhile.
-func (s *SharedPoints) update(ctx context.Context, appID int64, change func(tat, now time.Time) (time.Time, bool)) error {
-	k := PointsKey(appID)
-	err := records.Retry(ctx, func() (bool, error) {
-		var tat time.Time
-		var version int64
-		it, err := s.Store.Get(ctx, k)
-		switch {
-		case err == nil:
-			tat, version = time.UnixMicro(it.Nums["tat"]), it.Version
-		case !errors.Is(err, store.ErrNotFound):
-			return false, err
-		}
-		next, write := change(tat, s.Now())
-		if !write {
-			return false, nil
-		}
-		cond := store.IfVersion
-		if version == 0 {
-			cond = store.IfAbsent
-		}
-		err = s.Store.Transact(ctx, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: version + 1,
-			Nums: map[string]int64{"tat": next.UnixMicro()}}, cond, version))
-		return errors.Is(err, store.ErrConditionFailed), err
-	})
+	o, err := s.leases().take(ctx, appID, s.span(cost), s.span(s.Plan.Max), s.span(s.Plan.Max/8))
 	if err != nil {
-		return fmt.Errorf("ratelimit: the GraphQL bucket of app %d: %w", appID, err)
+		return 0, false, fmt.Errorf("ratelimit: the GraphQL bucket of app %d: %w", appID, err)
 	}
-	return nil
+	return s.available(o.ahead), o.ok, nil
+}
+
+// Refund gives back points a query held and did not use: to this
+// process's claim, with no request.
+func (s *SharedPoints) Refund(_ context.Context, appID int64, points float64) (float64, error) {
+	return s.available(s.leases().give(appID, s.span(points), s.Now())), nil
 }

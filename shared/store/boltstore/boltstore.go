@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -35,7 +36,14 @@ type Store struct {
 	now     func() time.Time
 	commits committer
 	tokens  tokens
+	writes  atomic.Uint64
 }
+
+// Writes counts the write calls that have returned (committed or not): a
+// reader that loads it before reading an item knows the item unchanged
+// while it stays the same (the file is this process's alone). auth keeps
+// tokens' apps by it, so that a revocation holds at once with no read.
+func (s *Store) Writes() uint64 { return s.writes.Load() }
 
 var _ store.Store = (*Store)(nil)
 
@@ -74,6 +82,7 @@ func (s *Store) UseClock(now func() time.Time) { s.now = now }
 // Wipe deletes every item and index entry (store.Local): the buckets are
 // emptied in one transaction.
 func (s *Store) Wipe(ctx context.Context) error {
+	defer s.writes.Add(1)
 	return s.db.Update(func(tx *bolt.Tx) error {
 		names := [][]byte{tableBucket}
 		for _, b := range indexBucket {

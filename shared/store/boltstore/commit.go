@@ -55,7 +55,9 @@ func (s *Store) update(fn func(tx *bolt.Tx) (res, err error)) error {
 			}()
 		}
 	}
-	return <-c.done
+	err := <-c.done
+	s.writes.Add(1) // before the writer hears back (Writes)
+	return err
 }
 
 // commitNext commits the pending calls (up to maxBatch) and reports
