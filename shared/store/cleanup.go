@@ -81,14 +81,3 @@ func (cs CleanUps) RunAll(ctx context.Context, st Store) error {
 		q.Cursor = next
 	}
 }
-
-// cleanUpsOf returns the keys of the clean-up markers among ops.
-func cleanUpsOf(ops []Op) []Key {
-	var ks []Key
-	for i := range ops {
-		if ops[i].Kind == OpPut && ops[i].Item.PK == CleanUpPartition {
-			ks = append(ks, ops[i].Item.Key())
-		}
-	}
-	return ks
-}
