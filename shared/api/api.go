@@ -402,9 +402,10 @@ func NewDeps(st store.Store, q queue.Queue, out *outbound.Client, clk clock.Cloc
 // whose changes it follows from (docs/architecture.md, the change feed).
 func Derivers() store.Derivers {
 	return store.Derivers{
-		redirects.Partition:  redirects.Derive,
-		pages.Partition:      pages.Derive,
-		collection.Partition: customcollections.Derive,
+		redirects.Partition:     redirects.Derive,
+		pages.Partition:         pages.Derive,
+		collection.Partition:    customcollections.Derive,
+		savedsearches.Partition: savedsearches.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

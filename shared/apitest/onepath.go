@@ -109,8 +109,6 @@ var notYetOnFeed = map[string]string{
 	"customer#N#address":                        "addresses",
 	"count#customer#N#address":                  "addresses",
 	"customer":                                  "addresses (customer/update)",
-	"customersavedsearch":                       "saved searches",
-	"count#customersavedsearch":                 "saved searches",
 	"metafield":                                 "metafields",
 	"count#metafield#owner#article#N":           "metafields",
 	"count#metafield#owner#blog#N":              "metafields",
