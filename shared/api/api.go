@@ -27,6 +27,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/countries"
+	"github.com/storeadmin/adminapi/shared/countries/country"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -406,6 +407,7 @@ func Derivers() store.Derivers {
 		pages.Partition:         pages.Derive,
 		collection.Partition:    customcollections.Derive,
 		savedsearches.Partition: savedsearches.Derive,
+		country.Partition:       countries.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

@@ -104,8 +104,6 @@ var notYetOnFeed = map[string]string{
 	"count#smart_collection#published=*":        "smart collections",
 	"collect":                                   "collects",
 	"count#collect":                             "collects",
-	"country":                                   "countries",
-	"count#country":                             "countries",
 	"customer#N#address":                        "addresses",
 	"count#customer#N#address":                  "addresses",
 	"customer":                                  "addresses (customer/update)",
