@@ -408,6 +408,7 @@ func Derivers() store.Derivers {
 		collection.Partition:    customcollections.Derive,
 		savedsearches.Partition: savedsearches.Derive,
 		country.Partition:       countries.Derive,
+		collects.Partition:      collects.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

@@ -102,8 +102,6 @@ var notYetOnFeed = map[string]string{
 	"smart_product":                             "smart collections",
 	"count#smart_collection":                    "smart collections",
 	"count#smart_collection#published=*":        "smart collections",
-	"collect":                                   "collects",
-	"count#collect":                             "collects",
 	"customer#N#address":                        "addresses",
 	"count#customer#N#address":                  "addresses",
 	"customer":                                  "addresses (customer/update)",

@@ -196,7 +196,7 @@ func (s Service) Create(ctx context.Context, in *Input) (collection.Collection, 
 		ops := []store.Op{store.Put(item, store.IfAbsent, 0)}
 		for i, pid := range linked {
 			c := collects.New(s.IDs.Next(), id, pid, int64(i+1), now)
-			ops = append(ops, collects.LinkOps(&c)...)
+			ops = append(ops, collects.LinkOps(ctx, &c)...)
 		}
 		ops = append(ops, imageOps...)
 		mops, err := metafields.Ops(ctx, s.Store, s.IDs, metafields.OwnerCustomCollection, id, in.Metafields, now)
