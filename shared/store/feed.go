@@ -87,11 +87,28 @@ const (
 // again (a replayed stream record) writes the same.
 type Deriver func(ctx context.Context, st Store, c Change) ([]Op, error)
 
-// Derivers holds the deriver of each partition whose records derive work.
+// Derivers holds the deriver of each partition whose records derive work,
+// by its name: a partition's own ("page"), or, for a family of partitions
+// one per owner ("script_tag#app#<app id>"), the family's prefix ending in
+// "#" ("script_tag#app#"), which names exactly the partitions that append
+// a decimal id to it (not "script_tag#app#5#by:updated_at", an entry's).
 type Derivers map[string]Deriver
 
 // Derives says whether a change to an item of pk can derive work.
-func (ds Derivers) Derives(pk string) bool { _, ok := ds[pk]; return ok }
+func (ds Derivers) Derives(pk string) bool { _, ok := ds.of(pk); return ok }
+
+// of is the deriver of partition pk (see Derivers).
+func (ds Derivers) of(pk string) (Deriver, bool) {
+	if d, ok := ds[pk]; ok && !strings.HasSuffix(pk, "#") {
+		return d, true
+	}
+	i := strings.LastIndexByte(pk, '#')
+	if i < 0 || i == len(pk)-1 || strings.TrimLeft(pk[i+1:], "0123456789") != "" {
+		return nil, false
+	}
+	d, ok := ds[pk[:i+1]]
+	return d, ok
+}
 
 // derive returns c's derived writes, or none when c is not a stamped
 // change (a seed write, a counter add, an index rebuild's rewrite).
@@ -99,7 +116,7 @@ func (ds Derivers) derive(ctx context.Context, st Store, c Change) ([]Op, error)
 	if c.Old == nil && c.New == nil {
 		return nil, nil
 	}
-	d, ok := ds[c.Key().PK]
+	d, ok := ds.of(c.Key().PK)
 	if !ok {
 		return nil, nil
 	}

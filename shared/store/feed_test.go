@@ -343,3 +343,19 @@ func TestFedLimitsAreAWSs(t *testing.T) {
 		t.Fatal("101 items committed locally")
 	}
 }
+
+// A family of partitions, one per owner, derives by its prefix: exactly
+// the partitions that append a decimal id to it, not its entries'.
+func TestDerivesAFamilyOfPartitions(t *testing.T) {
+	d := func(context.Context, store.Store, store.Change) ([]store.Op, error) { return nil, nil }
+	ds := store.Derivers{"page": d, "script_tag#app#": d}
+	for pk, want := range map[string]bool{
+		"page": true, "page#1": false, "script_tag#app#5": true, "script_tag#app#123456": true,
+		"script_tag#app#": false, "script_tag#app#5#by:updated_at": false, "script_tag#app#x": false,
+		"count#script_tag#app#5": false, "tomb#script_tag#app#5": false, "script_tag": false,
+	} {
+		if got := ds.Derives(pk); got != want {
+			t.Errorf("Derives(%q) = %v, want %v", pk, got, want)
+		}
+	}
+}
