@@ -402,3 +402,28 @@ func TestCountFollowsTheFeed(t *testing.T) {
 		}
 	}, group)
 }
+
+// A custom collection created with the most collects it may link fits one
+// transaction on both stores, and counts them: the change feed counts
+// them from its change (customcollections.Derive), so their unstamped
+// creates cost the local feed no pending images, which DynamoDB Local
+// would count toward its 100 items.
+func TestCreateWithTheMostCollectsIsCounted(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		base := count(t, e, "")
+		var cs []map[string]any
+		for i := range int64(customcollections.MaxCollects) {
+			addProduct(t, e, 3000+i)
+			cs = append(cs, map[string]any{"product_id": 3000 + i})
+		}
+		cid := id(e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "Many", "collects": cs}}).
+			Expect(t, 201).Object(t, "custom_collection"))
+		if c := count(t, e, ""); c != base+customcollections.MaxCollects {
+			t.Fatalf("count %v, want %v", c, base+customcollections.MaxCollects)
+		}
+		e.Do("DELETE", fmt.Sprintf("/com/custom_collections/%d.json", cid), nil).Expect(t, 200)
+		if c := count(t, e, ""); c != base {
+			t.Fatalf("count %v after the collection's delete, want %v", c, base)
+		}
+	}, group)
+}

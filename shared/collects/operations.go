@@ -72,7 +72,9 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clo
 	var c Collect
 	err = records.Retry(ctx, func() (bool, error) {
 		c = New(gen.Next(), cid, pid, coll.Nums[collection.CollectSeq]+1, now)
-		ops := append(LinkOps(ctx, &c), store.Op{
+		ops := LinkOps(&c)
+		records.Stamp(ctx, &ops[0].Item, c.ID) // the change feed counts it (Derive)
+		ops = append(ops, store.Op{
 			Kind: store.OpAdd, Key: coll.Key(), Cond: store.IfVersion, Version: coll.Version,
 			Deltas: map[string]int64{collection.ProductsCount: 1, collection.CollectSeq: 1},
 		})

@@ -126,8 +126,12 @@ func (s Service) Delete(ctx context.Context, id int64) error {
 // ScriptTag), a transaction per page of its partition; the change feed
 // removes each one's entries and counts it down, as for every removal.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
+	// A page is a third of a transaction: each tag's delete, and, where the
+	// local feed runs over DynamoDB Local (the tests), the two pending
+	// images of its removal (store.Feed), which DynamoDB counts.
+	const perPage = store.MaxTransactItems / 3
 	for {
-		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: store.MaxTransactItems})
+		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: perPage})
 		if err != nil || len(items) == 0 {
 			return err
 		}

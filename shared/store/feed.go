@@ -508,12 +508,15 @@ func (f *Fed) park(ctx context.Context, p *pendingChange, cause error) error {
 // ChangesOf returns the changes ops would make to deriving records, read
 // through st before they commit: for each put or delete of such a record,
 // its image before (read now; the op's version condition makes it exact)
-// and after. The local feed's, and a benchmark's stand-in for the stream.
+// and after. A put without a stamp derives nothing (derive) and is left
+// out: it costs the local feed no pending images. The local feed's, and a
+// benchmark's stand-in for the stream.
 func (ds Derivers) ChangesOf(ctx context.Context, st Store, ops []Op) ([]Change, error) {
 	var changes []Change
 	for i := range ops {
 		op := &ops[i]
-		if (op.Kind != OpPut && op.Kind != OpDelete) || !ds.Derives(op.key().PK) {
+		if (op.Kind != OpPut && op.Kind != OpDelete) || !ds.Derives(op.key().PK) ||
+			(op.Kind == OpPut && op.Item.Nums[ChangeNum] == 0) {
 			continue
 		}
 		var c Change
