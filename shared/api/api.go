@@ -411,6 +411,7 @@ func Derivers() store.Derivers {
 		collects.Partition:      collects.Derive,
 		scripttags.Family:       scripttags.Derive, // script_tag#app#<app id>
 		webhooks.Family:         webhooks.Derive,   // webhook#app#<app id>
+		metafields.Partition:    metafields.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

@@ -14,11 +14,11 @@
 //	topic entry              webhook#app#<app id>#topic=<topic> / id   (counted: topic filter and count)
 //	updated_at entry         webhook#app#<app id>#by:updated_at / <updated_at>#id
 //	count shards             count#webhook#app#<app id>
+//	subscription clock       webhook#clock / <topic>   (n_n: one tick per subscription to the topic)
 //
 // A request writes the webhook, stamped (records.Stamp), its guard and its
 // topic's subscription tick; its entries and counts are the change feed's
 // (Derive; the apps' partitions are a family in store.Derivers, Family).
-//	subscription clock       webhook#clock / <topic>   (n_n: one tick per subscription to the topic)
 //
 // The record stores the owning app id (app_id) and the tick of its
 // subscription to its topic (subscribed) for the dispatcher; responses never
