@@ -28,6 +28,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/config"
 	"github.com/storeadmin/adminapi/shared/countries"
+	"github.com/storeadmin/adminapi/shared/countries/country"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/delivery"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -419,6 +420,12 @@ func Derivers() store.Derivers {
 		comments.Partition:         comments.Derive,
 		articles.Partition:         articles.Derive,
 		smartcollections.Partition: smartcollections.Derive,
+		savedsearches.Partition:    savedsearches.Derive,
+		country.Partition:          countries.Derive,
+		collects.Partition:         collects.Derive,
+		scripttags.Family:          scripttags.Derive, // script_tag#app#<app id>
+		webhooks.Family:            webhooks.Derive,   // webhook#app#<app id>
+		metafields.Partition:       metafields.Derive,
 		// The events requests stage with their changes (events.Ops),
 		// published in the log in id order.
 		events.StagedPartition: events.Publish,

@@ -348,3 +348,82 @@ func TestSortValue(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+// The count of all collects is the change feed's (collects.Derive): a
+// request commits the stamped collect, its guard and its collection's exact
+// numbers (a delete its tomb), and what it changed is counted before it
+// answers: collects made by the collects endpoint (concurrently) and by a
+// custom collection's create, removed by their endpoint and by their
+// collection's delete.
+func TestCountFollowsTheFeed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		base := count(t, e, "")
+		const n = 6
+		for i := range int64(n) {
+			addProduct(t, e, 2000+i)
+		}
+		cid := newCollection(t, e, "Counted")
+		made := make([]int64, n)
+		var wg sync.WaitGroup
+		for i := range int64(n) {
+			wg.Go(func() {
+				if res := post(e, 2000+i, cid); res.Status == 201 {
+					made[i] = id(res.JSON(t)["collect"].(map[string]any))
+				}
+			})
+		}
+		wg.Wait()
+		if got := count(t, e, ""); got != base+n {
+			t.Fatalf("count %v after %d links, want %v", got, n, base+n)
+		}
+		with := id(e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{
+			"title": "With collects", "collects": []map[string]any{{"product_id": 2000}, {"product_id": 2001}}}}).
+			Expect(t, 201).Object(t, "custom_collection"))
+		if got := count(t, e, ""); got != base+n+2 {
+			t.Fatalf("count %v after a collection's create with 2 collects, want %v", got, base+n+2)
+		}
+		if got := count(t, e, fmt.Sprintf("?collection_id=%d", with)); got != 2 {
+			t.Fatalf("the collection's count %v", got)
+		}
+		for _, c := range made[:2] {
+			wg.Go(func() { e.Do("DELETE", fmt.Sprintf("/com/collects/%d.json", c), nil) })
+		}
+		wg.Wait()
+		e.Do("DELETE", fmt.Sprintf("/com/collects/%d.json", made[0]), nil).Expect(t, 404)
+		if got, pc := count(t, e, ""), productsCount(t, e, cid); got != base+n || pc != n-2 {
+			t.Fatalf("count %v, products_count %v after 2 deletes, want %v and %d", got, pc, base+n, n-2)
+		}
+		e.Do("DELETE", fmt.Sprintf("/com/custom_collections/%d.json", cid), nil).Expect(t, 200)
+		if got := count(t, e, ""); got != base+2 {
+			t.Fatalf("count %v after the collection's delete, want %v", got, base+2)
+		}
+		if got := list(t, e, fmt.Sprintf("?collection_id=%d", with)); len(got) != 2 {
+			t.Fatalf("the other collection's collects %v", got)
+		}
+	}, group)
+}
+
+// A custom collection created with the most collects it may link fits one
+// transaction on both stores, and counts them: the change feed counts
+// them from its change (customcollections.Derive), so their unstamped
+// creates cost the local feed no pending images, which DynamoDB Local
+// would count toward its 100 items.
+func TestCreateWithTheMostCollectsIsCounted(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		base := count(t, e, "")
+		var cs []map[string]any
+		for i := range int64(customcollections.MaxCollects) {
+			addProduct(t, e, 3000+i)
+			cs = append(cs, map[string]any{"product_id": 3000 + i})
+		}
+		cid := id(e.Do("POST", "/com/custom_collections.json", map[string]any{"custom_collection": map[string]any{"title": "Many", "collects": cs}}).
+			Expect(t, 201).Object(t, "custom_collection"))
+		if c := count(t, e, ""); c != base+customcollections.MaxCollects {
+			t.Fatalf("count %v, want %v", c, base+customcollections.MaxCollects)
+		}
+		e.Do("DELETE", fmt.Sprintf("/com/custom_collections/%d.json", cid), nil).Expect(t, 200)
+		if c := count(t, e, ""); c != base {
+			t.Fatalf("count %v after the collection's delete, want %v", c, base)
+		}
+	}, group)
+}

@@ -72,7 +72,9 @@ func Link(ctx context.Context, st store.Store, gen *ids.Generator, clk clock.Clo
 	var c Collect
 	err = records.Retry(ctx, func() (bool, error) {
 		c = New(gen.Next(), cid, pid, coll.Nums[collection.CollectSeq]+1, now)
-		ops := append(LinkOps(&c), store.Op{
+		ops := LinkOps(&c)
+		records.Stamp(ctx, &ops[0].Item, c.ID) // the change feed counts it (Derive)
+		ops = append(ops, store.Op{
 			Kind: store.OpAdd, Key: coll.Key(), Cond: store.IfVersion, Version: coll.Version,
 			Deltas: map[string]int64{collection.ProductsCount: 1, collection.CollectSeq: 1},
 		})
@@ -298,19 +300,23 @@ func (s Service) Create(ctx context.Context, in Input) (Collect, error) {
 	return Link(ctx, s.Store, s.IDs, s.Clock, in)
 }
 
-// Delete removes the collect and decrements its collection's
-// products_count in one transaction (or removes only the collect when the
-// collection is being deleted meanwhile).
+// Delete removes the collect, with its tomb saying who did, and decrements
+// its collection's products_count in one transaction (or removes only the
+// collect when the collection is being deleted meanwhile); the count of
+// all collects is the change feed's.
 func (s Service) Delete(ctx context.Context, id int64) error {
-	c, err := s.Get(ctx, id)
+	var c Collect
+	it, err := records.Get(ctx, s.Store, Key(id), &c)
 	if err != nil {
 		return err
 	}
-	ops := append(unlinkOps(c.ID, c.CollectionID, c.ProductID),
+	removal, _ := records.Remove(ctx, &it, s.IDs.Next(), s.Clock.Now())
+	unlink := append(removal, store.Delete(GuardKey(c.CollectionID, c.ProductID), store.Always, 0))
+	ops := append(slices.Clip(unlink),
 		store.Add(collection.Key(c.CollectionID), store.IfPresent, map[string]int64{collection.ProductsCount: -1}))
 	err = records.Transact(ctx, s.Store, ops...)
 	if store.FailedOn(err, collection.Key(c.CollectionID)) {
-		err = records.Transact(ctx, s.Store, unlinkOps(c.ID, c.CollectionID, c.ProductID)...)
+		err = records.Transact(ctx, s.Store, unlink...)
 	}
 	if store.FailedOn(err, Key(c.ID)) {
 		return admin.NotFound // deleted meanwhile

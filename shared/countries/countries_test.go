@@ -390,3 +390,46 @@ func TestEveryCodeCreates(t *testing.T) {
 		t.Fatalf("listed %d", n)
 	}
 }
+
+// The count is the change feed's (countries.Derive): a request commits only
+// the country and its code guard (a delete its tomb), and what it changed
+// is counted before it answers, with concurrent writers too; updates of a
+// country or a province count nothing.
+func TestCountFollowsTheFeed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		count := func(want float64) {
+			t.Helper()
+			if n := e.Do("GET", "/com/countries/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != want {
+				t.Fatalf("count %v, want %v", n, want)
+			}
+		}
+		base := e.Do("GET", "/com/countries/count.json", nil).Expect(t, 200).JSON(t)["count"].(float64)
+		codes := []string{"FR", "DE", "IT", "ES", "PT", "NL"}
+		ids := make([]int64, len(codes))
+		var wg sync.WaitGroup
+		for i, code := range codes {
+			wg.Go(func() {
+				r := e.Do("POST", list, M{"country": M{"code": code}})
+				if r.Status == http.StatusCreated {
+					ids[i] = int64(r.JSON(t)["country"].(M)["id"].(float64))
+				}
+			})
+		}
+		wg.Wait()
+		count(base + float64(len(codes)))
+		for _, id := range ids {
+			wg.Go(func() { e.Do("PUT", one(id), M{"country": M{"tax": 0.2}}) })
+		}
+		wg.Wait()
+		count(base + float64(len(codes)))
+		for _, id := range ids[:3] {
+			wg.Go(func() { e.Do("DELETE", one(id), nil) })
+		}
+		wg.Wait()
+		count(base + float64(len(codes)-3))
+		e.Do("DELETE", one(ids[0]), nil).Expect(t, 404)
+		// The deleted code is free again, and counted again.
+		e.Do("POST", list, M{"country": M{"code": codes[0]}}).Expect(t, http.StatusCreated)
+		count(base + float64(len(codes)-2))
+	}, api.Countries)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/storeadmin/adminapi/shared/admin"
+	"github.com/storeadmin/adminapi/shared/clock"
 	"github.com/storeadmin/adminapi/shared/countries/country"
 	"github.com/storeadmin/adminapi/shared/ids"
 	"github.com/storeadmin/adminapi/shared/platform"
@@ -19,11 +20,12 @@ import (
 type Service struct {
 	Store store.Store
 	IDs   *ids.Generator
+	Clock clock.Clock
 }
 
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
-	return Service{Store: d.Store, IDs: d.IDs}
+	return Service{Store: d.Store, IDs: d.IDs, Clock: d.Clock}
 }
 
 // maxCountries bounds a list: there are fewer ISO codes (and Rest of World)
@@ -58,9 +60,9 @@ func (s Service) Get(ctx context.Context, id int64) (country.Country, error) {
 
 // Create adds the country of in.Code (ISO 3166-1 alpha-2 in any case, or
 // `*` for Rest of World) with its name and provinces from the dataset and
-// its default taxes, then applies the rest of in. The country, its code
-// guard and its count are one transaction: of two creates of one code, one
-// fails on the guard, however they race.
+// its default taxes, then applies the rest of in. The country and its code
+// guard are one transaction: of two creates of one code, one fails on the
+// guard, however they race. Its count is the change feed's (Derive).
 func (s Service) Create(ctx context.Context, in *Input) (country.Country, error) {
 	code := ""
 	if in.Code != nil {
@@ -82,7 +84,7 @@ func (s Service) Create(ctx context.Context, in *Input) (country.Country, error)
 		if err := in.apply(&c, s.IDs.Next); err != nil {
 			return nil, err
 		}
-		return c.CreateOps(), nil
+		return c.CreateOps(ctx, id), nil
 	})
 	if store.FailedOn(err, country.CodeKey(code)) {
 		return country.Country{}, admin.Invalid("code", admin.MsgTaken)
@@ -102,25 +104,44 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (country.Count
 		if err := in.apply(&c, s.IDs.Next); err != nil {
 			return nil, err
 		}
-		return []store.Op{records.PutNext(c.Item(it.Version))}, nil
+		return s.put(ctx, &c, it.Version), nil
 	})
 	return c, err
 }
 
-// Delete removes a country with its provinces and rates (all in its item),
-// its code guard and its count, in one transaction.
+// put is the write of a country's new state over version, stamped as the
+// request's change.
+func (s Service) put(ctx context.Context, c *country.Country, version int64) []store.Op {
+	put := records.PutNext(c.Item(version))
+	records.Stamp(ctx, &put.Item, s.IDs.Next())
+	return []store.Op{put}
+}
+
+// Delete removes a country with its provinces and rates (all in its item)
+// and its code guard, in one transaction, with its tomb saying who did;
+// its count is the change feed's.
 func (s Service) Delete(ctx context.Context, id int64) error {
 	return records.Update(ctx, s.Store, country.Key(id), func(it *store.Item) ([]store.Op, error) {
 		c, err := country.Decode(it)
 		if err != nil {
 			return nil, err
 		}
-		return []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			store.Delete(country.CodeKey(c.Code), store.Always, 0),
-			records.CountOp(country.Partition, -1),
-		}, nil
+		ops, _ := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		return append(ops, store.Delete(country.CodeKey(c.Code), store.Always, 0)), nil
 	})
+}
+
+// Derive is the change feed's work for a change to a country
+// (store.Deriver): its count, when it comes or goes. Countries log no event
+// and fire no webhook.
+func Derive(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	switch {
+	case c.Old == nil:
+		return []store.Op{records.CountOp(country.Partition, 1)}, nil
+	case c.New == nil:
+		return []store.Op{records.CountOp(country.Partition, -1)}, nil
+	}
+	return nil, nil
 }
 
 // Provinces returns a country's provinces with an id above sinceID, in id
@@ -180,7 +201,7 @@ func (s Service) UpdateProvince(ctx context.Context, countryID, id int64, in *Pr
 			return nil, err
 		}
 		p = c.Provinces[i]
-		return []store.Op{records.PutNext(c.Item(it.Version))}, nil
+		return s.put(ctx, &c, it.Version), nil
 	})
 	return p, err
 }

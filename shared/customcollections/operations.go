@@ -360,6 +360,11 @@ func Derive(ctx context.Context, st store.Store, c store.Change) ([]store.Op, er
 	if old == nil {
 		ops = append(collection.StateCountOps(collection.Partition, nil, &next.PublishedAt), records.CountOp(collection.Partition, 1))
 		ops = append(ops, records.IndexOps(c.New, nil, next.Entries())...)
+		// The collects its create linked (collects.LinkOps, unstamped):
+		// its products_count as created.
+		if n := c.New.Nums[collection.ProductsCount]; n > 0 {
+			ops = append(ops, records.CountOp(collects.Partition, n))
+		}
 	} else {
 		verb, topic = events.UpdateVerb(publishing.Between(old.PublishedAt, next.PublishedAt)), collection.TopicUpdate
 		ops = append(collection.StateCountOps(collection.Partition, &old.PublishedAt, &next.PublishedAt), records.IndexOps(c.New, old.Entries(), next.Entries())...)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/apitest"
+	"github.com/storeadmin/adminapi/shared/metafields"
+	"github.com/storeadmin/adminapi/shared/records"
 )
 
 // Demo seed records.
@@ -383,5 +385,70 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			filters = append(filters, apitest.RangeFilters(t, field, whole)...)
 		}
 		apitest.CheckFilters(t, e, apitest.FilterCheck{List: "/admin/metafields.json", Count: "/admin/metafields/count.json", Key: "metafields"}, whole, filters)
+	}, groups...)
+}
+
+// An owner's count of metafields is the change feed's (metafields.Derive):
+// a request commits the stamped metafield and the guard of its namespace
+// and key (which also indexes it by key and updated_at; a delete its tomb),
+// and what it changed is counted and listed by key before it answers,
+// with concurrent writers too; so are the metafields an owner's own write
+// brings (40 at most, in its transaction) and those its delete removes.
+func TestCountsFollowTheFeed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		pg := num(e.Do("POST", "/web/pages.json", M{"page": M{"title": "Counted"}}).Expect(t, 201).Object(t, "page")["id"])
+		base := fmt.Sprintf("/web/pages/%d/metafields", pg)
+		count := func(q string) int64 {
+			t.Helper()
+			return num(e.Do("GET", base+"/count.json"+q, nil).Expect(t, 200).JSON(t)["count"])
+		}
+		const n = 6
+		ids := make([]int64, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r := e.Do("POST", base+".json", mf("feed", fmt.Sprintf("key%d", i), "v", "string"))
+				if r.Status == 201 {
+					ids[i] = num(r.JSON(t)["metafield"].(M)["id"])
+				}
+			})
+		}
+		wg.Wait()
+		if c, k := count(""), e.Do("GET", base+".json?key=key3", nil).Expect(t, 200).List(t, "metafields"); c != n || len(k) != 1 {
+			t.Fatalf("count %d, want %d; key=key3 lists %d", c, n, len(k))
+		}
+		for _, id := range ids {
+			wg.Go(func() { e.Do("PUT", fmt.Sprintf("%s/%d.json", base, id), M{"metafield": M{"value": "w"}}) })
+		}
+		wg.Wait()
+		if c := count(""); c != n {
+			t.Fatalf("count %d after updates, want %d", c, n)
+		}
+		e.Do("DELETE", fmt.Sprintf("%s/%d.json", base, ids[0]), nil).Expect(t, 200)
+		e.Do("DELETE", fmt.Sprintf("%s/%d.json", base, ids[0]), nil).Expect(t, 404)
+		if c, k := count(""), e.Do("GET", base+".json?key=key0", nil).Expect(t, 200).List(t, "metafields"); c != n-1 || len(k) != 0 {
+			t.Fatalf("count %d after a delete, want %d; key=key0 lists %d", c, n-1, len(k))
+		}
+		var many []any
+		for i := range 40 {
+			many = append(many, M{"namespace": "owner", "key": fmt.Sprintf("many%02d", i), "value": "v", "value_type": "string"})
+		}
+		e.Do("PUT", fmt.Sprintf("/web/pages/%d.json", pg), M{"page": M{"metafields": many}}).Expect(t, 200)
+		if c := count(""); c != n-1+40 {
+			t.Fatalf("count %d after the page's write of 40, want %d", c, n-1+40)
+		}
+		e.Do("PUT", fmt.Sprintf("/web/pages/%d.json", pg), M{"page": M{"metafields": many}}).Expect(t, 200) // 40 updates
+		if c := count(""); c != n-1+40 {
+			t.Fatalf("count %d after the page's 40 updates, want %d", c, n-1+40)
+		}
+		e.Do("DELETE", fmt.Sprintf("/web/pages/%d.json", pg), nil).Expect(t, 200)
+		pg2 := num(e.Do("POST", "/web/pages.json", M{"page": M{"title": "Other", "metafields": many[:3]}}).Expect(t, 201).Object(t, "page")["id"])
+		if c := num(e.Do("GET", fmt.Sprintf("/web/pages/%d/metafields/count.json", pg2), nil).Expect(t, 200).JSON(t)["count"]); c != 3 {
+			t.Fatalf("a new page's count %d, want 3", c)
+		}
+		// The deleted page's counter: its metafields' removals counted down.
+		if c, err := records.Count(t.Context(), e.Deps.Store, metafields.OwnerPartition(metafields.OwnerPage, pg)); err != nil || c != 0 {
+			t.Fatalf("the deleted page's counter %d (%v), want 0", c, err)
+		}
 	}, groups...)
 }

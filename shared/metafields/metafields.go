@@ -110,10 +110,29 @@ func (m *Metafield) guardPut(it *store.Item, c store.Cond) store.Op {
 }
 
 // countOp moves the counter of the metafield's owner (OwnerPartition), so
-// that an owner's unfiltered count is O(1); an owner's write folds its
-// metafields' moves into one op (records.Transact).
+// that an owner's unfiltered count is O(1): the change feed's (Derive).
 func (m *Metafield) countOp(delta int64) store.Op {
 	return records.CountOp(OwnerPartition(m.OwnerResource, m.OwnerID), delta)
+}
+
+// Partition holds the metafields.
+const Partition = partition
+
+// Derive is the change feed's work for a change to a metafield
+// (store.Deriver): its owner's count, when it comes or goes. Metafields
+// log no event and fire no notification; the guard of their namespace and
+// key, which also indexes them, is the request's.
+func Derive(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	old, next, err := records.DecodeChange[Metafield](c)
+	switch {
+	case err != nil:
+		return nil, err
+	case old == nil:
+		return []store.Op{next.countOp(1)}, nil
+	case next == nil:
+		return []store.Op{old.countOp(-1)}, nil
+	}
+	return nil, nil
 }
 
 // KeyPartition is the GSI1 partition of an owner's metafields with one key
@@ -276,7 +295,8 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 				Description: in.Description, OwnerID: owner, OwnerResource: resource}
 			m.stamp(now)
 			it := m.Item(1)
-			ops = append(ops, store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), m.countOp(1))
+			records.Stamp(ctx, &it, m.ID) // its owner's count is the change feed's (Derive)
+			ops = append(ops, store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent))
 		case err != nil:
 			return nil, err
 		default:
@@ -294,6 +314,7 @@ func Ops(ctx context.Context, st store.Store, gen *ids.Generator, resource strin
 				m.Description = in.Description
 			}
 			put := records.PutNext(m.Item(it.Version))
+			records.Stamp(ctx, &put.Item, gen.Next())
 			ops = append(ops, put, m.guardPut(&put.Item, store.Always))
 		}
 	}
@@ -325,10 +346,10 @@ func DeleteOwnerOps(ctx context.Context, st store.Store, resource string, owner 
 		if err := records.Decode(&items[i], &m); err != nil {
 			return nil, err
 		}
+		// The change feed counts each removal (Derive).
 		ops = append(ops,
 			store.Delete(items[i].Key(), store.Always, 0),
-			store.Delete(guardKey(resource, owner, m.Namespace, m.Key), store.Always, 0),
-			m.countOp(-1))
+			store.Delete(guardKey(resource, owner, m.Namespace, m.Key), store.Always, 0))
 	}
 	return ops, nil
 }

@@ -243,9 +243,10 @@ func (s Service) Get(ctx context.Context, o *Owner, id int64) (Metafield, error)
 	return m, err
 }
 
-// Create adds a metafield to an owner: the metafield, the guard of its
-// namespace and key and the count in one transaction; of two creates of
-// the same namespace and key, the guard lets exactly one commit.
+// Create adds a metafield to an owner: the metafield, stamped, and the
+// guard of its namespace and key in one transaction; of two creates of the
+// same namespace and key, the guard lets exactly one commit. Its owner's
+// count is the change feed's (Derive).
 func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, error) {
 	var v admin.Validation
 	in.Validate(&v, "")
@@ -263,7 +264,8 @@ func (s Service) Create(ctx context.Context, o Owner, in *Input) (Metafield, err
 		m.ID = id
 		m.stamp(now)
 		it := m.Item(1)
-		return []store.Op{store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent), m.countOp(1)}, nil
+		records.Stamp(ctx, &it, id)
+		return []store.Op{store.Put(it, store.IfAbsent, 0), m.guardPut(&it, store.IfAbsent)}, nil
 	})
 	if store.FailedOn(err, m.guardKey()) {
 		return Metafield{}, admin.Invalid("key", MsgTaken)
@@ -309,6 +311,7 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 		}
 		m.UpdatedAt = admin.At(s.Clock.Now())
 		put := records.PutNext(m.Item(it.Version))
+		records.Stamp(ctx, &put.Item, s.IDs.Next())
 		err = records.Transact(ctx, s.Store, put, m.guardPut(&put.Item, store.Always))
 		out = m
 		return store.FailedOn(err, put.Item.Key()), err
@@ -316,17 +319,16 @@ func (s Service) Update(ctx context.Context, o *Owner, id int64, in *Input) (Met
 	return out, err
 }
 
-// Delete removes a metafield with its guard and count.
+// Delete removes a metafield with its guard, and its tomb saying who did;
+// its owner's count is the change feed's.
 func (s Service) Delete(ctx context.Context, o *Owner, id int64) error {
 	return records.Retry(ctx, func() (bool, error) {
 		m, it, err := s.get(ctx, o, id, true)
 		if err != nil {
 			return false, err
 		}
-		err = records.Transact(ctx, s.Store,
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			store.Delete(guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key), store.Always, 0),
-			m.countOp(-1))
+		ops, _ := records.Remove(ctx, &it, s.IDs.Next(), s.Clock.Now())
+		err = records.Transact(ctx, s.Store, append(ops, store.Delete(guardKey(m.OwnerResource, m.OwnerID, m.Namespace, m.Key), store.Always, 0))...)
 		return store.FailedOn(err, it.Key()), err
 	})
 }

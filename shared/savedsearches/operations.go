@@ -60,7 +60,8 @@ func (s Service) Get(ctx context.Context, id int64) (SavedSearch, error) {
 	return ss, err
 }
 
-// Create adds a saved search with its count in one transaction.
+// Create adds a saved search; its count follows from the change feed
+// (Derive).
 func (s Service) Create(ctx context.Context, in *Input) (SavedSearch, error) {
 	var ss SavedSearch
 	if err := in.apply(&ss, true); err != nil {
@@ -70,7 +71,9 @@ func (s Service) Create(ctx context.Context, in *Input) (SavedSearch, error) {
 	ss.UpdatedAt = ss.CreatedAt
 	_, err := records.Create(ctx, s.Store, s.IDs, func(id int64) ([]store.Op, error) {
 		ss.ID = id
-		return []store.Op{store.Put(ss.item(1), store.IfAbsent, 0), records.CountOp(partition, 1)}, nil
+		it := ss.item(1)
+		records.Stamp(ctx, &it, id)
+		return []store.Op{store.Put(it, store.IfAbsent, 0)}, nil
 	})
 	return ss, err
 }
@@ -87,16 +90,33 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (SavedSearch, 
 			return nil, err
 		}
 		ss.UpdatedAt = admin.At(s.Clock.Now())
-		return []store.Op{records.PutNext(ss.item(it.Version))}, nil
+		put := records.PutNext(ss.item(it.Version))
+		records.Stamp(ctx, &put.Item, s.IDs.Next())
+		return []store.Op{put}, nil
 	})
 	return ss, err
 }
 
-// Delete removes a saved search with its count.
+// Delete removes a saved search, with its tomb saying who did; the feed
+// counts it.
 func (s Service) Delete(ctx context.Context, id int64) error {
 	return records.Update(ctx, s.Store, key(id), func(it *store.Item) ([]store.Op, error) {
-		return []store.Op{store.Delete(it.Key(), store.IfVersion, it.Version), records.CountOp(partition, -1)}, nil
+		ops, _ := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		return ops, nil
 	})
+}
+
+// Derive is the change feed's work for a change to a saved search
+// (store.Deriver): its count, when it comes or goes. Saved searches log no
+// event and fire no webhook.
+func Derive(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	switch {
+	case c.Old == nil:
+		return []store.Op{records.CountOp(partition, 1)}, nil
+	case c.New == nil:
+		return []store.Op{records.CountOp(partition, -1)}, nil
+	}
+	return nil, nil
 }
 
 // Page is the part of a search's customers one request answers.

@@ -3,7 +3,7 @@
 // customer queries and the customers each one matches.
 //
 // Items: the saved search at customersavedsearch/<id>, counted in
-// count#customersavedsearch. The customers of a search are evaluated over
+// count#customersavedsearch by the change feed (Derive). The customers of a search are evaluated over
 // the compact per-customer entries of customerindex (customersearch /
 // <customer id>, written by the seed loader), with the default address's
 // country as the addresses package keeps it (its customerdefault items,
@@ -59,8 +59,11 @@ type Customer struct {
 	Addresses           []addresses.Address `json:"addresses"`
 }
 
+// Partition holds the saved searches.
+const Partition = "customersavedsearch"
+
 const (
-	partition   = "customersavedsearch"
+	partition   = Partition
 	wrapper     = "customer_saved_search"
 	plural      = "customer_saved_searches"
 	customers   = "customers"

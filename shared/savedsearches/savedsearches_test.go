@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -307,5 +308,46 @@ func TestCountryFollowsDefault(t *testing.T) {
 		if got := found(t, e, fr, ""); !slices.Equal(got, []int64{ann, cy}) {
 			t.Errorf("france after update: %v", got)
 		}
+	})
+}
+
+// The count is the change feed's (Derive): a request commits only the
+// search (and a delete its tomb), and what it changed is counted before it
+// answers, with concurrent writers too; updates count nothing.
+func TestCountFollowsTheFeed(t *testing.T) {
+	env(t, func(t *testing.T, e *apitest.Env) {
+		count := func(want int) {
+			t.Helper()
+			if n := e.Do("GET", root+"/count.json", nil).Expect(t, 200).JSON(t)["count"]; n != float64(want) {
+				t.Fatalf("count %v, want %d", n, want)
+			}
+		}
+		const writers = 6
+		ids := make([]int64, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Go(func() {
+				r := e.Do("POST", root+".json", M{"customer_saved_search": M{"name": fmt.Sprintf("s%d", i), "query": "tag:vip"}})
+				if r.Status == http.StatusCreated {
+					ids[i] = int64(r.JSON(t)["customer_saved_search"].(M)["id"].(float64))
+				}
+			})
+		}
+		wg.Wait()
+		count(writers)
+		for i := range writers {
+			wg.Go(func() {
+				e.Do("PUT", fmt.Sprintf("%s/%d.json", root, ids[i]), M{"customer_saved_search": M{"name": "renamed"}})
+			})
+		}
+		wg.Wait()
+		count(writers)
+		for _, id := range ids[:writers/2] {
+			wg.Go(func() { e.Do("DELETE", fmt.Sprintf("%s/%d.json", root, id), nil) })
+		}
+		wg.Wait()
+		count(writers - writers/2)
+		e.Do("DELETE", fmt.Sprintf("%s/%d.json", root, ids[0]), nil).Expect(t, 404)
+		count(writers - writers/2)
 	})
 }

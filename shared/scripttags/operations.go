@@ -73,7 +73,8 @@ func (s Service) Get(ctx context.Context, id int64) (ScriptTag, error) {
 	return t, err
 }
 
-// Create adds a tag to the app's partition, with its entries and count.
+// Create adds a tag to the app's partition; its entries and count are the
+// change feed's (Derive).
 func (s Service) Create(ctx context.Context, in *Input) (ScriptTag, error) {
 	appID := admin.AppFrom(ctx).ID
 	var t ScriptTag
@@ -85,7 +86,9 @@ func (s Service) Create(ctx context.Context, in *Input) (ScriptTag, error) {
 		// created_at is the id's second, so that created_at ranges are id ranges.
 		t.CreatedAt = admin.Time{Time: ids.Time(id)}
 		t.UpdatedAt = t.CreatedAt
-		return append(t.writeOps(appID, nil, nil), records.CountOp(Partition(appID), 1)), nil
+		it := t.item(appID, 1)
+		records.Stamp(ctx, &it, id)
+		return []store.Op{store.Put(it, store.IfAbsent, 0)}, nil
 	})
 	return t, err
 }
@@ -98,50 +101,67 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (ScriptTag, er
 		if err := records.Decode(it, &t); err != nil {
 			return nil, err
 		}
-		old := t
 		if err := in.apply(&t, false); err != nil {
 			return nil, err
 		}
 		t.UpdatedAt = admin.At(s.Clock.Now())
-		return t.writeOps(appID, it, &old), nil
+		put := records.PutNext(t.item(appID, it.Version))
+		records.Stamp(ctx, &put.Item, s.IDs.Next())
+		return []store.Op{put}, nil
 	})
 	return t, err
 }
 
-// Delete removes one of the app's tags with its entries and count.
+// Delete removes one of the app's tags, with its tomb saying who did; its
+// entries and count are the change feed's.
 func (s Service) Delete(ctx context.Context, id int64) error {
 	appID := admin.AppFrom(ctx).ID
 	return records.Update(ctx, s.Store, key(appID, id), func(it *store.Item) ([]store.Op, error) {
-		var t ScriptTag
-		if err := records.Decode(it, &t); err != nil {
-			return nil, err
-		}
-		ops := []store.Op{store.Delete(it.Key(), store.IfVersion, it.Version), records.CountOp(Partition(appID), -1)}
-		return append(ops, records.IndexOps(nil, t.entries(appID), nil)...), nil
+		ops, _ := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		return ops, nil
 	})
 }
 
-// DeleteAllOfApp deletes every script tag of an app (uninstall, schema ScriptTag),
-// each with its entries, a transaction per page of its partition.
+// DeleteAllOfApp deletes every script tag of an app (uninstall, schema
+// ScriptTag), a transaction per page of its partition; the change feed
+// removes each one's entries and counts it down, as for every removal.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
-	const perTag = 2 // the tag and its updated_at entry
+	// A page is a third of a transaction: each tag's delete, and, where the
+	// local feed runs over DynamoDB Local (the tests), the two pending
+	// images of its removal (store.Feed), which DynamoDB counts.
+	const perPage = store.MaxTransactItems / 3
 	for {
-		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: (store.MaxTransactItems - 1) / perTag})
+		items, _, err := st.Query(ctx, store.Query{PK: Partition(appID), Limit: perPage})
 		if err != nil || len(items) == 0 {
 			return err
 		}
-		ops := make([]store.Op, 0, perTag*len(items)+1)
+		ops := make([]store.Op, 0, len(items))
 		for i := range items {
-			var t ScriptTag
-			if err := records.Decode(&items[i], &t); err != nil {
-				return err
-			}
 			ops = append(ops, store.Delete(items[i].Key(), store.Always, 0))
-			ops = append(ops, records.IndexOps(nil, t.entries(appID), nil)...)
 		}
-		ops = append(ops, records.CountOp(Partition(appID), -int64(len(items))))
 		if err := records.Transact(ctx, st, ops...); err != nil {
 			return err
 		}
 	}
+}
+
+// Derive is the change feed's work for a change to a script tag
+// (store.Deriver): its updated_at entry and its app's count. Script tags
+// log no event and fire no webhook.
+func Derive(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	old, next, err := records.DecodeChange[ScriptTag](c)
+	if err != nil {
+		return nil, err
+	}
+	appID, err := appOf(c.Key().PK)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case old == nil:
+		return append(records.IndexOps(c.New, nil, next.entries(appID)), records.CountOp(Partition(appID), 1)), nil
+	case next == nil:
+		return append(records.IndexOps(nil, old.entries(appID), nil), records.CountOp(Partition(appID), -1)), nil
+	}
+	return records.IndexOps(c.New, old.entries(appID), next.entries(appID)), nil
 }

@@ -7,6 +7,9 @@
 // its own tags. GSI1 indexes each tag by app and src for the src filter;
 // an entry per tag in script_tag#app#<app id>#by:updated_at orders them by
 // updated_at for that range (created_at is the id's second, a key range).
+// A request writes only the tag, stamped (records.Stamp); its entry and its
+// app's count (count#script_tag#app#<app id>) are the change feed's
+// (Derive).
 package scripttags
 
 import (
@@ -46,6 +49,15 @@ func Partition(appID int64) string { return partitionPrefix + strconv.FormatInt(
 
 const partitionPrefix = "script_tag#app#"
 
+// Family names the apps' tag partitions in the change feed's derivers
+// (store.Derivers).
+const Family = partitionPrefix
+
+// appOf is the app whose partition pk is.
+func appOf(pk string) (int64, error) {
+	return strconv.ParseInt(strings.TrimPrefix(pk, partitionPrefix), 10, 64)
+}
+
 func key(appID, id int64) store.Key { return store.Key{PK: Partition(appID), SK: records.IDSK(id)} }
 
 func srcIndexKey(appID int64, src string) string { return Partition(appID) + "#src#" + src }
@@ -55,15 +67,6 @@ func byUpdated(appID int64) string { return records.TimePartition(Partition(appI
 // entries are the tag's index entries (records.Entry).
 func (t *ScriptTag) entries(appID int64) []records.Entry {
 	return []records.Entry{{Partition: byUpdated(appID), SK: records.TimeSK(t.UpdatedAt.Time, t.ID)}}
-}
-
-// writeOps write a tag and its entries (old is the tag before the change,
-// nil on create): the tag first, as records.Create and Update require.
-func (t *ScriptTag) writeOps(appID int64, old *store.Item, oldTag *ScriptTag) []store.Op {
-	if old == nil {
-		return records.WriteOps(t.item(appID, 0), 0, nil, t.entries(appID))
-	}
-	return records.WriteOps(t.item(appID, 0), old.Version, oldTag.entries(appID), t.entries(appID))
 }
 
 // Indexer rebuilds the tags' index keys and entries in a store written
@@ -76,7 +79,7 @@ var Indexer = records.Indexer{
 		if err := records.Decode(it, &t); err != nil {
 			return records.Rewritten{}, err
 		}
-		appID, err := strconv.ParseInt(strings.TrimPrefix(it.PK, partitionPrefix), 10, 64)
+		appID, err := appOf(it.PK)
 		if err != nil {
 			return records.Rewritten{}, err
 		}

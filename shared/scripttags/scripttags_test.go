@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,6 +226,64 @@ func TestFiltersAgreeWithTheWholeList(t *testing.T) {
 			if l := e.Do("GET", "/web/script_tags.json?"+q, nil).Expect(t, 200).List(t, "script_tags"); len(l) != 0 {
 				t.Errorf("after uninstall, ?%s lists %v", q, l)
 			}
+		}
+	}, api.ScriptTags)
+}
+
+// A tag's updated_at entry and its app's count are the change feed's
+// (scripttags.Derive): a request commits only the stamped tag (a delete its
+// tomb), and what it changed is listed and counted before it answers, with
+// concurrent writers too; an uninstall's removals are counted down once.
+func TestEntriesAndCountFollowTheFeed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now())
+		count := func(q string) float64 {
+			t.Helper()
+			return e.Do("GET", "/web/script_tags/count.json?"+q, nil).Expect(t, 200).JSON(t)["count"].(float64)
+		}
+		const n = 6
+		tags := make([]int64, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r := e.Do("POST", "/web/script_tags.json", body(map[string]any{"event": "onload", "src": fmt.Sprintf("https://example.com/%d.js", i)}))
+				if r.Status == http.StatusCreated {
+					tags[i] = int64(r.JSON(t)["script_tag"].(map[string]any)["id"].(float64))
+				}
+			})
+		}
+		wg.Wait()
+		if c := count(""); c != n {
+			t.Fatalf("count %v after %d creates", c, n)
+		}
+		clk.Advance(time.Hour)
+		later := url.QueryEscape(clk.Now().Add(-time.Minute).Format(time.RFC3339))
+		for _, id := range tags[:3] {
+			wg.Go(func() {
+				e.Do("PUT", fmt.Sprintf("/web/script_tags/%d.json", id), body(map[string]any{"display_scope": "online_store"}))
+			})
+		}
+		wg.Wait()
+		if l := e.Do("GET", "/web/script_tags.json?updated_at_min="+later, nil).Expect(t, 200).List(t, "script_tags"); len(l) != 3 {
+			t.Fatalf("updated_at_min after 3 updates lists %d: %v", len(l), l)
+		}
+		if c, all := count("updated_at_min="+later), count(""); c != 3 || all != n {
+			t.Fatalf("counts %v (updated) and %v (all) after 3 updates", c, all)
+		}
+		e.Do("DELETE", fmt.Sprintf("/web/script_tags/%d.json", tags[0]), nil).Expect(t, 200)
+		e.Do("DELETE", fmt.Sprintf("/web/script_tags/%d.json", tags[0]), nil).Expect(t, 404)
+		if c, all := count("updated_at_min="+later), count(""); c != 2 || all != n-1 {
+			t.Fatalf("counts %v (updated) and %v (all) after a delete", c, all)
+		}
+		if err := scripttags.DeleteAllOfApp(t.Context(), e.Deps.Store, 1001); err != nil {
+			t.Fatal(err)
+		}
+		if c, all := count("updated_at_min="+later), count(""); c != 0 || all != 0 {
+			t.Fatalf("counts %v (updated) and %v (all) after the uninstall's removals", c, all)
+		}
+		create(t, e, apitest.DemoToken, "https://example.com/again.js")
+		if c := count(""); c != 1 {
+			t.Fatalf("count %v after a create following the uninstall", c)
 		}
 	}, api.ScriptTags)
 }

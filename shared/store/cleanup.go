@@ -33,7 +33,7 @@ type CleanUps map[string]CleanUp
 // deriver to return: the removed image, keyed by the record's key and the
 // version removed, so a replay writes the same marker.
 func CleanUpOp(c Change) Op {
-	return Put(Item{PK: CleanUpPartition, SK: parkedName(c), Version: 1, Data: encodePending(true, c.Old)}, Always, 0)
+	return Put(Item{PK: CleanUpPartition, SK: parkedName(c), Version: 1, Data: encodePending(true, c.Old, "")}, Always, 0)
 }
 
 // Run runs the clean-up its marker at k names, then deletes the marker.
@@ -45,7 +45,7 @@ func (cs CleanUps) Run(ctx context.Context, st Store, k Key) error {
 	if err != nil {
 		return err
 	}
-	_, owner, err := decodePending(it.Data)
+	_, owner, _, err := decodePending(it.Data)
 	if err != nil || owner == nil {
 		return fmt.Errorf("store: clean-up %s: not an owner's image: %v", strings.ReplaceAll(k.SK, "\n", "/"), err)
 	}

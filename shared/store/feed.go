@@ -92,11 +92,28 @@ const (
 // again (a replayed stream record) writes the same.
 type Deriver func(ctx context.Context, st Store, c Change) ([]Op, error)
 
-// Derivers holds the deriver of each partition whose records derive work.
+// Derivers holds the deriver of each partition whose records derive work,
+// by its name: a partition's own ("page"), or, for a family of partitions
+// one per owner ("script_tag#app#<app id>"), the family's prefix ending in
+// "#" ("script_tag#app#"), which names exactly the partitions that append
+// a decimal id to it (not "script_tag#app#5#by:updated_at", an entry's).
 type Derivers map[string]Deriver
 
 // Derives says whether a change to an item of pk can derive work.
-func (ds Derivers) Derives(pk string) bool { _, ok := ds[pk]; return ok }
+func (ds Derivers) Derives(pk string) bool { _, ok := ds.of(pk); return ok }
+
+// of is the deriver of partition pk (see Derivers).
+func (ds Derivers) of(pk string) (Deriver, bool) {
+	if d, ok := ds[pk]; ok && !strings.HasSuffix(pk, "#") {
+		return d, true
+	}
+	i := strings.LastIndexByte(pk, '#')
+	if i < 0 || i == len(pk)-1 || strings.TrimLeft(pk[i+1:], "0123456789") != "" {
+		return nil, false
+	}
+	d, ok := ds[pk[:i+1]]
+	return d, ok
+}
 
 // derive returns c's derived writes, or none when c is not a stamped
 // change (a seed write, a counter add, an index rebuild's rewrite).
@@ -104,7 +121,7 @@ func (ds Derivers) derive(ctx context.Context, st Store, c Change) ([]Op, error)
 	if c.Old == nil && c.New == nil {
 		return nil, nil
 	}
-	d, ok := ds[c.Key().PK]
+	d, ok := ds.of(c.Key().PK)
 	if !ok {
 		return nil, nil
 	}
@@ -297,6 +314,23 @@ type pendingChange struct {
 	// it is derived only if its pending items are there.
 	uncertain bool
 	fails     int // failed derivations, unavailability not counted
+	// spill, for a change whose images were written ahead of its
+	// transaction (spilled), is what says that transaction committed.
+	spill *spill
+}
+
+// spill is the commit marker of a transaction whose pending images did
+// not fit it (Fed.Transact): they are written ahead, in transactions of
+// their own, and the transaction commits only the marker, so that a
+// change fits the store's limits locally exactly when it fits them in
+// AWS, where no pending image is written (DynamoDB counts them all:
+// DynamoDB Local under the local feed would refuse a transaction of 40
+// metafields with their 40 images). Images whose marker is absent belong
+// to a transaction that never committed. The last of its changes derived
+// removes the marker; it expires anyway (AppliedTTL).
+type spill struct {
+	key  Key
+	left int // its changes not yet derived
 }
 
 // Feed is st under the retry layer (Retrying) with its changes deriving
@@ -329,14 +363,16 @@ type pendingHeader struct {
 	Nums   map[string]int64 `json:"nums,omitempty"`
 	TTL    int64            `json:"ttl,omitempty"`
 	Stamp  []byte           `json:"st,omitempty"`
+	// Commit, for a spilled image, is its transaction's commit marker (SK).
+	Commit string `json:"commit,omitempty"`
 }
 
-func encodePending(old bool, it *Item) []byte {
-	h := pendingHeader{Old: old, Absent: it == nil}
+func encodePending(old bool, it *Item, commit string) []byte {
+	h := pendingHeader{Old: old, Absent: it == nil, Commit: commit}
 	var data []byte
 	if it != nil {
 		h = pendingHeader{Old: old, PK: it.PK, SK: it.SK, GSI1PK: it.GSI1PK, GSI1SK: it.GSI1SK, GSI2PK: it.GSI2PK, GSI2SK: it.GSI2SK,
-			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt, Stamp: it.Stamp}
+			V: it.Version, Nums: it.Nums, TTL: it.ExpiresAt, Stamp: it.Stamp, Commit: commit}
 		data = it.Data
 	}
 	b, err := json.Marshal(h)
@@ -346,17 +382,17 @@ func encodePending(old bool, it *Item) []byte {
 	return append(append(b, '\n'), data...)
 }
 
-func decodePending(b []byte) (old bool, it *Item, err error) {
+func decodePending(b []byte) (old bool, it *Item, commit string, err error) {
 	line, data, _ := bytes.Cut(b, []byte("\n"))
 	var h pendingHeader
 	if err := json.Unmarshal(line, &h); err != nil {
-		return false, nil, err
+		return false, nil, "", err
 	}
 	if h.Absent {
-		return h.Old, nil, nil
+		return h.Old, nil, h.Commit, nil
 	}
 	return h.Old, &Item{PK: h.PK, SK: h.SK, GSI1PK: h.GSI1PK, GSI1SK: h.GSI1SK, GSI2PK: h.GSI2PK, GSI2SK: h.GSI2SK,
-		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Stamp: h.Stamp, Data: bytes.Clone(data)}, nil
+		Version: h.V, Nums: h.Nums, ExpiresAt: h.TTL, Stamp: h.Stamp, Data: bytes.Clone(data)}, h.Commit, nil
 }
 
 // Transact commits ops with the pending changes of the deriving records
@@ -379,17 +415,36 @@ func (f *Fed) Transact(ctx context.Context, ops ...Op) error {
 	}
 	f.mu.Unlock()
 	all := ops[:len(ops):len(ops)]
+	var sp *spill
+	if !fitsWith(ops, pend) {
+		sp = &spill{key: Key{PK: PendingPartition, SK: pend[0].name + "#c"}, left: len(pend)}
+	}
+	images := make([]Op, 0, 2*len(pend))
 	for _, p := range pend {
+		p.spill = sp
+		commit := ""
+		if sp != nil {
+			commit = sp.key.SK
+		}
 		if p.c.Old != nil {
 			k := Key{PK: PendingPartition, SK: p.name + "#0"}
-			all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(true, p.c.Old)}, Always, 0))
+			images = append(images, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(true, p.c.Old, commit)}, Always, 0))
 			p.keys = append(p.keys, k)
 		}
 		k := Key{PK: PendingPartition, SK: p.name + "#1"}
-		all = append(all, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(false, p.c.New)}, Always, 0))
+		images = append(images, Put(Item{PK: k.PK, SK: k.SK, Version: 1, Data: encodePending(false, p.c.New, commit)}, Always, 0))
 		p.keys = append(p.keys, k)
 	}
-	err = f.Store.Transact(ctx, all...)
+	if sp == nil {
+		all = append(all, images...)
+		err = f.Store.Transact(ctx, all...)
+	} else if err = f.writeSpilled(ctx, images); err == nil {
+		marker := Item{PK: sp.key.PK, SK: sp.key.SK, Version: 1, Data: []byte("{}"), ExpiresAt: time.Now().Add(AppliedTTL).Unix()}
+		err = f.Store.Transact(ctx, append(all, Put(marker, IfAbsent, 0))...)
+		if err != nil && !errors.Is(err, ErrUnavailable) {
+			f.dropSpilled(ctx, images) // it did not commit
+		}
+	}
 	f.commit(ctx, pend, err)
 	if err == nil {
 		// A removed owner's clean-up, once its derivation wrote the marker:
@@ -427,6 +482,64 @@ func (f *Fed) commit(ctx context.Context, pend []*pendingChange, err error) {
 			}
 		}
 		f.heal(ctx)
+	}
+}
+
+// fitsWith says whether ops fit one transaction with the pending images of
+// pend, as DynamoDB counts them (store.Validate counts them not).
+func fitsWith(ops []Op, pend []*pendingChange) bool {
+	n, size := len(ops), 0
+	for i := range ops {
+		size += ops[i].Size()
+	}
+	image := func(it *Item) {
+		n++
+		if it != nil {
+			size += len(it.Data) + 1024 // its header, at most
+		}
+	}
+	for _, p := range pend {
+		if p.c.Old != nil {
+			image(p.c.Old)
+		}
+		image(p.c.New) // "#1", written also when absent
+	}
+	return n <= MaxTransactItems && size <= MaxTransactBytes
+}
+
+// writeSpilled writes a spilled transaction's pending images ahead of it,
+// in as many transactions as they need.
+func (f *Fed) writeSpilled(ctx context.Context, images []Op) error {
+	for len(images) > 0 {
+		n, size := 0, 0
+		for n < len(images) && n < MaxTransactItems && size+images[n].Size() <= MaxTransactBytes {
+			size += images[n].Size()
+			n++
+		}
+		if err := f.Store.Transact(ctx, images[:n]...); err != nil {
+			f.dropSpilled(ctx, images)
+			return err
+		}
+		images = images[n:]
+	}
+	return nil
+}
+
+// dropSpilled removes the images of a spilled transaction that did not
+// commit (the keys ops write); what it cannot remove the next process's
+// load does (their marker is absent).
+func (f *Fed) dropSpilled(ctx context.Context, images []Op) {
+	for len(images) > 0 {
+		n := min(len(images), MaxTransactItems)
+		dels := make([]Op, n)
+		for i := range dels {
+			dels[i] = Delete(images[i].TargetKey(), Always, 0)
+		}
+		if err := f.Store.Transact(ctx, dels...); err != nil {
+			slog.Warn("change feed: images of a transaction that did not commit left for the next process", "error", err.Error())
+			return
+		}
+		images = images[n:]
 	}
 }
 
@@ -510,10 +623,13 @@ func (f *Fed) park(ctx context.Context, p *pendingChange, cause error) error {
 		if i < len(p.keys)-1 {
 			img = p.c.Old
 		}
-		ops = append(ops, Put(Item{PK: ParkedPartition, SK: k.SK, Version: 1, Data: encodePending(i < len(p.keys)-1, img)}, Always, 0), Delete(k, Always, 0))
+		ops = append(ops, Put(Item{PK: ParkedPartition, SK: k.SK, Version: 1, Data: encodePending(i < len(p.keys)-1, img, "")}, Always, 0), Delete(k, Always, 0))
 	}
 	if err := f.once.Transact(ctx, ops...); err != nil {
 		return err
+	}
+	if p.spill != nil {
+		p.spill.left-- // its marker expires (AppliedTTL) if it was the last
 	}
 	k := p.c.Key()
 	slog.Error("change feed: a change whose derivation keeps failing is parked; the record's later changes go on",
@@ -527,12 +643,15 @@ func (f *Fed) park(ctx context.Context, p *pendingChange, cause error) error {
 // ChangesOf returns the changes ops would make to deriving records, read
 // through st before they commit: for each put or delete of such a record,
 // its image before (read now; the op's version condition makes it exact)
-// and after. The local feed's, and a benchmark's stand-in for the stream.
+// and after. A put without a stamp derives nothing (derive) and is left
+// out: it costs the local feed no pending images. The local feed's, and a
+// benchmark's stand-in for the stream.
 func (ds Derivers) ChangesOf(ctx context.Context, st Store, ops []Op) ([]Change, error) {
 	var changes []Change
 	for i := range ops {
 		op := &ops[i]
-		if (op.Kind != OpPut && op.Kind != OpDelete) || !ds.Derives(op.key().PK) {
+		if (op.Kind != OpPut && op.Kind != OpDelete) || !ds.Derives(op.key().PK) ||
+			(op.Kind == OpPut && op.Item.Nums[ChangeNum] == 0) {
 			continue
 		}
 		var c Change
@@ -593,6 +712,8 @@ func (f *Fed) load(ctx context.Context) error {
 	}
 	var found []*pendingChange
 	var cur *pendingChange
+	commits := map[string]string{} // a found change's spill marker, by its name
+	markers := map[string]bool{}   // the spill markers present
 	q := Query{PK: PendingPartition, Limit: 100}
 	for {
 		items, next, err := f.once.Query(ctx, q)
@@ -604,13 +725,20 @@ func (f *Fed) load(ctx context.Context) error {
 			if strings.HasPrefix(name, f.prefix) {
 				continue // this process's: queued when it committed
 			}
-			old, it, err := decodePending(items[i].Data)
+			if strings.HasSuffix(items[i].SK, "#c") { // a spilled transaction's marker
+				markers[items[i].SK] = true
+				continue
+			}
+			old, it, commit, err := decodePending(items[i].Data)
 			if err != nil {
 				slog.Error("change feed: unreadable pending item left as it is", "item", PendingPartition+"/"+items[i].SK, "error", err.Error())
 				continue
 			}
 			if cur == nil || cur.name != name {
 				cur = &pendingChange{name: name}
+			}
+			if commit != "" {
+				commits[name] = commit
 			}
 			cur.keys = append(cur.keys, items[i].Key())
 			if old {
@@ -628,9 +756,25 @@ func (f *Fed) load(ctx context.Context) error {
 		}
 		q.Cursor = next
 	}
+	spills := map[string]*spill{}
+	var orphans []Op
 	for _, p := range found {
+		if commit, ok := commits[p.name]; ok {
+			if !markers[commit] { // its transaction never committed
+				for _, k := range p.keys {
+					orphans = append(orphans, Delete(k, Always, 0))
+				}
+				continue
+			}
+			if spills[commit] == nil {
+				spills[commit] = &spill{key: Key{PK: PendingPartition, SK: commit}}
+			}
+			p.spill = spills[commit]
+			p.spill.left++
+		}
 		f.enqueue(p)
 	}
+	f.dropSpilled(ctx, orphans)
 	f.loaded = true
 	return nil
 }
@@ -640,8 +784,19 @@ func (f *Fed) load(ctx context.Context) error {
 func (f *Fed) derivePendingChange(ctx context.Context, p *pendingChange) error {
 	last := p.keys[len(p.keys)-1]
 	if p.uncertain {
-		_, err := f.once.Get(ctx, last)
+		witness := last // its images commit with it
+		if p.spill != nil {
+			witness = p.spill.key
+		}
+		_, err := f.once.Get(ctx, witness)
 		if errors.Is(err, ErrNotFound) {
+			if p.spill != nil { // its images, written ahead
+				dels := make([]Op, len(p.keys))
+				for i, k := range p.keys {
+					dels[i] = Delete(k, Always, 0)
+				}
+				f.dropSpilled(ctx, dels)
+			}
 			return nil // it never committed
 		}
 		if err != nil {
@@ -653,10 +808,17 @@ func (f *Fed) derivePendingChange(ctx context.Context, p *pendingChange) error {
 	for i, k := range p.keys {
 		deletes[i] = Delete(k, IfPresent, 0)
 	}
+	if p.spill != nil && p.spill.left == 1 { // the last of its transaction's
+		deletes = append(deletes, Delete(p.spill.key, Always, 0))
+	}
 	// Its pending items already gone: another process derived it.
 	c := p.c
 	c.At = time.Now()
-	return f.derivers.apply(ctx, f.once, c, deletes, true, last, false)
+	err := f.derivers.apply(ctx, f.once, c, deletes, true, last, false)
+	if err == nil && p.spill != nil {
+		p.spill.left--
+	}
+	return err
 }
 
 // Parking in AWS and redriving on both stores. The change-feed function
@@ -707,14 +869,14 @@ func (ds Derivers) ApplyOrPark(ctx context.Context, st Store, c Change, now time
 func Park(ctx context.Context, st Store, c Change) error {
 	name := parkedName(c)
 	ops := []Op{
-		Put(Item{PK: ParkedPartition, SK: name + "#0", Version: 1, Data: encodePending(true, c.Old)}, Always, 0),
-		Put(Item{PK: ParkedPartition, SK: name + "#1", Version: 1, Data: encodePending(false, c.New)}, Always, 0),
+		Put(Item{PK: ParkedPartition, SK: name + "#0", Version: 1, Data: encodePending(true, c.Old, "")}, Always, 0),
+		Put(Item{PK: ParkedPartition, SK: name + "#1", Version: 1, Data: encodePending(false, c.New, "")}, Always, 0),
 	}
 	if c.New == nil {
 		t, err := st.Get(ctx, TombKey(c.Old.Key(), c.Old.Version))
 		switch {
 		case err == nil:
-			ops = append(ops, Put(Item{PK: ParkedPartition, SK: name + "#2", Version: 1, Data: encodePending(false, &t)}, Always, 0))
+			ops = append(ops, Put(Item{PK: ParkedPartition, SK: name + "#2", Version: 1, Data: encodePending(false, &t, "")}, Always, 0))
 		case !errors.Is(err, ErrNotFound):
 			return err
 		}
@@ -734,7 +896,7 @@ func Parked(ctx context.Context, st Store) (map[string]Change, map[string][]Key,
 		}
 		for i := range items {
 			name := items[i].SK[:max(len(items[i].SK)-2, 0)] // without "#0", "#1" or "#2"
-			old, img, err := decodePending(items[i].Data)
+			old, img, _, err := decodePending(items[i].Data)
 			if err != nil {
 				return nil, nil, fmt.Errorf("store: parked item %s: %w", items[i].SK, err)
 			}

@@ -382,3 +382,144 @@ func (r *keyRecorder) Transact(ctx context.Context, ops ...store.Op) error {
 	}
 	return r.Store.Transact(ctx, ops...)
 }
+
+// A family of partitions, one per owner, derives by its prefix: exactly
+// the partitions that append a decimal id to it, not its entries'.
+func TestDerivesAFamilyOfPartitions(t *testing.T) {
+	d := func(context.Context, store.Store, store.Change) ([]store.Op, error) { return nil, nil }
+	ds := store.Derivers{"page": d, "script_tag#app#": d}
+	for pk, want := range map[string]bool{
+		"page": true, "page#1": false, "script_tag#app#5": true, "script_tag#app#123456": true,
+		"script_tag#app#": false, "script_tag#app#5#by:updated_at": false, "script_tag#app#x": false,
+		"count#script_tag#app#5": false, "tomb#script_tag#app#5": false, "script_tag": false,
+	} {
+		if got := ds.Derives(pk); got != want {
+			t.Errorf("Derives(%q) = %v, want %v", pk, got, want)
+		}
+	}
+}
+
+// hooked lets a test decide each transaction's fate before it commits.
+type hooked struct {
+	store.Store
+	mu      sync.Mutex
+	largest int // the most ops one transaction committed
+	before  func(ops []store.Op) error
+}
+
+func (h *hooked) Transact(ctx context.Context, ops ...store.Op) error {
+	h.mu.Lock()
+	before := h.before
+	h.mu.Unlock()
+	if before != nil {
+		if err := before(ops); err != nil {
+			return err
+		}
+	}
+	err := h.Store.Transact(ctx, ops...)
+	if err == nil {
+		h.mu.Lock()
+		h.largest = max(h.largest, len(ops))
+		h.mu.Unlock()
+	}
+	return err
+}
+
+func creates(from, n int) []store.Op {
+	var ops []store.Op
+	for i := range n {
+		ops = append(ops, store.Put(rec(from+i, "t", 1, int64(100+from+i)), store.IfAbsent, 0))
+	}
+	return ops
+}
+
+func pendingLeft(t *testing.T, st store.Store) int {
+	items, _, err := st.Query(context.Background(), store.Query{PK: store.PendingPartition})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(items)
+}
+
+// A transaction whose pending images would not fit it with DynamoDB's
+// 100 items (the store counts them; AWS writes none) has them written
+// ahead and commits only a marker: each of its 80 changes is derived, no
+// transaction is over 100 items, and nothing is left pending. One that
+// fails leaves none of its images and derives nothing.
+func TestFedSpillsImagesThatDoNotFit(t *testing.T) {
+	ctx := context.Background()
+	base := &hooked{Store: openBolt(t)}
+	fed := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := fed.Transact(ctx, creates(0, 80)...); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(t, base); c != 80 || base.largest > store.MaxTransactItems {
+		t.Fatalf("count %d, want 80; largest transaction %d items", c, base.largest)
+	}
+	if n := pendingLeft(t, base); n != 0 {
+		t.Fatalf("%d pending items left", n)
+	}
+	// The 61st create meets a record that is there: nothing commits.
+	if err := fed.Transact(ctx, creates(20, 61)...); !errors.Is(err, store.ErrConditionFailed) {
+		t.Fatalf("got %v, want a failed condition", err)
+	}
+	if c, n := count(t, base), pendingLeft(t, base); c != 80 || n != 0 {
+		t.Fatalf("after a failed spilled transaction: count %d, want 80; %d pending items left", c, n)
+	}
+}
+
+// Images spilled by an earlier process are derived by the next when their
+// transaction committed (its marker is there), and dropped when it did
+// not.
+func TestFedSpilledImagesOfAnEarlierProcess(t *testing.T) {
+	ctx := context.Background()
+	base := &hooked{Store: openBolt(t)}
+	hasMarker := func(ops []store.Op) bool {
+		for i := range ops {
+			if k := ops[i].TargetKey(); k.PK == store.PendingPartition && strings.HasSuffix(k.SK, "#c") && ops[i].Kind == store.OpPut {
+				return true
+			}
+		}
+		return false
+	}
+	// The first process: one spilled transaction commits but its
+	// derivations fail; another's commit never happens, and the removal of
+	// its images fails too.
+	committed := false
+	base.before = func(ops []store.Op) error {
+		if committed && ops[0].TargetKey().PK != store.PendingPartition {
+			return &store.UnavailableError{Reason: "test"} // a derivation
+		}
+		if hasMarker(ops) {
+			if committed {
+				return &store.UnavailableError{Reason: "test"}
+			}
+			committed = true
+		}
+		if committed && ops[0].Kind == store.OpDelete {
+			return &store.UnavailableError{Reason: "test"} // the images' removal
+		}
+		return nil
+	}
+	first := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := first.Transact(ctx, creates(0, 60)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Transact(ctx, creates(100, 60)...); err == nil {
+		t.Fatal("a transaction that never committed answered success")
+	}
+	if c := count(t, base); c != 0 {
+		t.Fatalf("count %d before the next process", c)
+	}
+	base.before = nil
+	second := store.Feed(base, store.Derivers{"rec": countAndCopy})
+	if err := second.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c, n := count(t, base), pendingLeft(t, base); c != 60 || n != 0 {
+		t.Fatalf("the next process: count %d, want 60; %d pending items left", c, n)
+	}
+	if exists(t, base, store.Key{PK: "rec", SK: "100"}) {
+		t.Fatal("a record of the transaction that never committed is there")
+	}
+}

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/clock"
@@ -93,8 +92,9 @@ func (s Service) Get(ctx context.Context, id int64) (*Webhook, error) {
 }
 
 // Create subscribes the app to a topic: it ticks the topic's clock, then
-// writes the webhook with its topic+address guard (address: for this topic
-// has already been taken) and count in one transaction.
+// writes the webhook, stamped (records.Stamp), with its topic+address
+// guard (address: for this topic has already been taken) in one
+// transaction; its entries and counts are the change feed's (Derive).
 func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 	app := admin.AppFrom(ctx)
 	wh := Webhook{AppID: app.ID}
@@ -111,10 +111,11 @@ func (s Service) Create(ctx context.Context, in *Input) (Webhook, error) {
 		// created_at is the id's second, so that created_at ranges are id ranges.
 		wh.CreatedAt = admin.Time{Time: ids.Time(id)}
 		wh.UpdatedAt = wh.CreatedAt
-		ops := records.WriteOps(wh.item(0), 0, nil, wh.entries())
+		it := wh.item(1)
+		records.Stamp(ctx, &it, id)
 		claimOp := wh.guardOp()
 		claim = claimOp.TargetKey()
-		return append(ops, claimOp, records.CountOp(Partition(app.ID), 1)), nil
+		return []store.Op{store.Put(it, store.IfAbsent, 0), claimOp}, nil
 	})
 	if store.FailedOn(err, claim) {
 		return wh, admin.Invalid("address", MsgAddressTaken)
@@ -134,7 +135,6 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 		if wh, err = decode(it); err != nil {
 			return nil, err
 		}
-		old := wh
 		oldGuard, oldTopic := guardKey(wh.AppID, wh.Topic, wh.Address), wh.Topic
 		if err := in.apply(app, &wh, false, s.Outbound.Refuses); err != nil {
 			return nil, err
@@ -145,7 +145,9 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 			}
 		}
 		wh.UpdatedAt = admin.At(s.Clock.Now())
-		ops := records.WriteOps(wh.item(0), it.Version, old.entries(), wh.entries())
+		put := records.PutNext(wh.item(it.Version))
+		records.Stamp(ctx, &put.Item, s.IDs.Next())
+		ops := []store.Op{put}
 		if guardKey(wh.AppID, wh.Topic, wh.Address) != oldGuard {
 			claimOp := wh.guardOp()
 			claim = claimOp.TargetKey()
@@ -159,9 +161,14 @@ func (s Service) Update(ctx context.Context, id int64, in *Input) (Webhook, erro
 	return wh, err
 }
 
-// Delete removes one of the app's webhooks (Remove).
+// Delete removes one of the app's webhooks with its guard, and its tomb
+// saying who did (records.Remove); its entries and counts are the change
+// feed's.
 func (s Service) Delete(ctx context.Context, id int64) error {
-	return Remove(ctx, s.Store, admin.AppFrom(ctx).ID, id)
+	return remove(ctx, s.Store, admin.AppFrom(ctx).ID, id, func(it *store.Item) []store.Op {
+		ops, _ := records.Remove(ctx, it, s.IDs.Next(), s.Clock.Now())
+		return ops
+	})
 }
 
 // Lookup reads one webhook of an app; another app's id or an unknown one is
@@ -196,29 +203,25 @@ func Subscribers(ctx context.Context, st store.Store, topic string) ([]Webhook, 
 	return out, nil
 }
 
-// deleteBatch webhooks per transaction: the webhook, its guard, its two
-// entries and its topic's count, plus the partition's count (records.Transact
-// folds the counts of one partition into one op).
-const deleteBatch = (store.MaxTransactItems - 1) / 5
+// deleteBatch webhooks per transaction: the webhook and its guard, and,
+// where the local feed runs over DynamoDB Local (the tests), the two
+// pending images of its removal (store.Feed), which DynamoDB counts.
+const deleteBatch = store.MaxTransactItems / 4
 
-// DeleteAllOfApp deletes every webhook of an app with its guard, then the
-// app's count shards (app uninstall). It reads the partition a batch at a
-// time, deleting each batch in one transaction; a webhook changed meanwhile
-// is read again.
+// DeleteAllOfApp deletes every webhook of an app with its guard (app
+// uninstall). It reads the partition a batch at a time, deleting each batch
+// in one transaction; a webhook changed meanwhile is read again. The change
+// feed removes each one's entries and counts it down, as for every
+// removal, so the app's count shards come to zero and stay.
 func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 	part := Partition(appID)
-	tries := 0
 	return records.Retry(ctx, func() (bool, error) {
-		tries++
 		for {
 			items, _, err := st.Query(ctx, store.Query{PK: part, Limit: deleteBatch})
 			if err != nil || len(items) == 0 {
-				if err != nil {
-					return false, err
-				}
-				break
+				return false, err
 			}
-			ops := make([]store.Op, 0, 2*len(items)+1)
+			ops := make([]store.Op, 0, 2*len(items))
 			for i := range items {
 				w, err := decode(&items[i])
 				if err != nil {
@@ -227,48 +230,61 @@ func DeleteAllOfApp(ctx context.Context, st store.Store, appID int64) error {
 				ops = append(ops,
 					store.Delete(items[i].Key(), store.IfVersion, items[i].Version),
 					store.Delete(guardKey(appID, w.Topic, w.Address), store.Always, 0))
-				ops = append(ops, records.IndexOps(nil, w.entries(), nil)...)
 			}
-			ops = append(ops, records.CountOp(part, -int64(len(items))))
 			if err := records.Transact(ctx, st, ops...); err != nil {
 				return errors.Is(err, store.ErrConditionFailed), err // a webhook changed meanwhile: read again
 			}
 		}
-		// The partition is empty: remove the count shards, unless a create
-		// slipped in (the shards then sum to more than zero, or one of them
-		// moved before the delete).
-		shards, _, err := st.Query(ctx, store.Query{PK: "count#" + part}) // records' shard partition
-		if err != nil || len(shards) == 0 {
-			return false, err
-		}
-		sum := int64(0)
-		ops := make([]store.Op, 0, len(shards))
-		for i := range shards {
-			sum += shards[i].Nums["n"]
-			ops = append(ops, store.Delete(shards[i].Key(), store.IfVersion, shards[i].Version))
-		}
-		if sum != 0 && tries < 3 {
-			return true, fmt.Errorf("webhooks: app %d subscribed again while its webhooks were deleted", appID)
-		}
-		err = st.Transact(ctx, ops...)
-		return errors.Is(err, store.ErrConditionFailed), err
 	})
 }
 
 // Remove deletes one webhook of an app with its guard (admin.NotFound if
-// there is none): the DELETE endpoint, and the dispatcher giving up on a
-// webhook whose deliveries failed for 48 hours.
+// there is none): the dispatcher giving up on a webhook whose deliveries
+// failed for 48 hours (no request's: no tomb). The change feed removes its
+// entries and counts it down.
 func Remove(ctx context.Context, st store.Store, appID, id int64) error {
+	return remove(ctx, st, appID, id, func(it *store.Item) []store.Op {
+		return []store.Op{store.Delete(it.Key(), store.IfVersion, it.Version)}
+	})
+}
+
+// remove deletes one webhook of an app with its guard: deletion is the
+// webhook's delete (conditioned on its version), and a tomb when a
+// request removes it.
+func remove(ctx context.Context, st store.Store, appID, id int64, deletion func(it *store.Item) []store.Op) error {
 	return records.Update(ctx, st, key(appID, id), func(it *store.Item) ([]store.Op, error) {
 		wh, err := decode(it)
 		if err != nil {
 			return nil, err
 		}
-		ops := []store.Op{
-			store.Delete(it.Key(), store.IfVersion, it.Version),
-			store.Delete(guardKey(appID, wh.Topic, wh.Address), store.Always, 0),
-			records.CountOp(Partition(appID), -1),
-		}
-		return append(ops, records.IndexOps(nil, wh.entries(), nil)...), nil
+		return append(deletion(it), store.Delete(guardKey(appID, wh.Topic, wh.Address), store.Always, 0)), nil
 	})
+}
+
+// Derive is the change feed's work for a change to a webhook
+// (store.Deriver): its topic and updated_at entries, and its app's counts
+// (all, and by topic). Webhooks log no event and fire no notification.
+func Derive(_ context.Context, _ store.Store, c store.Change) ([]store.Op, error) {
+	decodeOf := func(it *store.Item) (*Webhook, error) {
+		if it == nil {
+			return nil, nil
+		}
+		w, err := decode(it)
+		return &w, err
+	}
+	old, err := decodeOf(c.Old)
+	if err != nil {
+		return nil, err
+	}
+	next, err := decodeOf(c.New)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case old == nil:
+		return append(records.IndexOps(c.New, nil, next.entries()), records.CountOp(Partition(next.AppID), 1)), nil
+	case next == nil:
+		return append(records.IndexOps(nil, old.entries(), nil), records.CountOp(Partition(old.AppID), -1)), nil
+	}
+	return records.IndexOps(c.New, old.entries(), next.entries()), nil
 }

@@ -16,6 +16,10 @@
 //	count shards             count#webhook#app#<app id>
 //	subscription clock       webhook#clock / <topic>   (n_n: one tick per subscription to the topic)
 //
+// A request writes the webhook, stamped (records.Stamp), its guard and its
+// topic's subscription tick; its entries and counts are the change feed's
+// (Derive; the apps' partitions are a family in store.Derivers, Family).
+//
 // The record stores the owning app id (app_id) and the tick of its
 // subscription to its topic (subscribed) for the dispatcher; responses never
 // show them.
@@ -163,7 +167,11 @@ func (w *Webhook) normalize() {
 }
 
 // Partition is the partition of an app's webhooks.
-func Partition(appID int64) string { return "webhook#app#" + strconv.FormatInt(appID, 10) }
+func Partition(appID int64) string { return Family + strconv.FormatInt(appID, 10) }
+
+// Family names the apps' webhook partitions in the change feed's derivers
+// (store.Derivers).
+const Family = "webhook#app#"
 
 // TopicPartition is the GSI1 partition holding every app's webhooks of a topic.
 func TopicPartition(topic string) string { return "webhook#topic#" + topic }
@@ -199,7 +207,7 @@ func (w *Webhook) item(version int64) store.Item {
 }
 
 // entries are the webhook's index entries (records.Entry), copies of it
-// written in its transactions.
+// the change feed writes (Derive).
 func (w *Webhook) entries() []records.Entry {
 	sk := records.IDSK(w.ID)
 	return []records.Entry{

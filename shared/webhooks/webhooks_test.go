@@ -495,7 +495,9 @@ func TestDeleteAllOfApp(t *testing.T) {
 		if c := count(t, e, apitest.DemoToken, ""); c != 0 {
 			t.Fatalf("count %d", c)
 		}
-		for _, pk := range []string{webhooks.Partition(demoApp), "webhook#guard#1001", "count#" + webhooks.Partition(demoApp)} {
+		// The change feed removed their entries and counted them down:
+		// the count shards stay, at zero (the count above).
+		for _, pk := range []string{webhooks.Partition(demoApp), "webhook#guard#1001", webhooks.Partition(demoApp) + "#by:updated_at", webhooks.Partition(demoApp) + "#topic=shop/update"} {
 			if items, _, err := e.Deps.Store.Query(ctx, store.Query{PK: pk}); err != nil || len(items) != 0 {
 				t.Fatalf("%s: %d items left (%v)", pk, len(items), err)
 			}
@@ -704,4 +706,56 @@ func TestTopicScope(t *testing.T) {
 			t.Errorf("%s needs %q, want %q", topic, got, want)
 		}
 	}
+}
+
+// A webhook's topic and updated_at entries and its app's counts are the
+// change feed's (webhooks.Derive): a request commits the stamped webhook,
+// its guard and its topic's subscription tick (a delete its tomb), and
+// what it changed is listed and counted by topic and time before it
+// answers, with concurrent writers too; the dispatcher's removal (no
+// request's) is counted down as well.
+func TestEntriesAndCountsFollowTheFeed(t *testing.T) {
+	apitest.ForEachStore(t, func(t *testing.T, e *apitest.Env) {
+		clk := e.FixClock(time.Now())
+		const n = 6
+		made := make([]map[string]any, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r := e.Do("POST", "/admin/webhooks.json", body(map[string]any{"topic": "orders/create", "address": fmt.Sprintf("https://example.com/feed/%d", i)}))
+				if r.Status == http.StatusCreated {
+					made[i] = r.JSON(t)["webhook"].(map[string]any)
+				}
+			})
+		}
+		wg.Wait()
+		byTopic := func(topic string) string { return "?topic=" + url.QueryEscape(topic) }
+		if c, l := count(t, e, apitest.DemoToken, byTopic("orders/create")), list(t, e, byTopic("orders/create")); c != n || len(l) != n {
+			t.Fatalf("orders/create: count %d, list %d, want %d", c, len(l), n)
+		}
+		clk.Advance(time.Hour)
+		later := "?updated_at_min=" + url.QueryEscape(clk.Now().Add(-time.Minute).Format(time.RFC3339))
+		for _, w := range made[:2] {
+			wg.Go(func() { e.Do("PUT", path(w), body(map[string]any{"topic": "orders/paid"})) })
+		}
+		wg.Wait()
+		if c, l := count(t, e, apitest.DemoToken, byTopic("orders/paid")), list(t, e, byTopic("orders/paid")); c != 2 || len(l) != 2 {
+			t.Fatalf("orders/paid after 2 moves: count %d, list %d", c, len(l))
+		}
+		if c, all := count(t, e, apitest.DemoToken, byTopic("orders/create")), count(t, e, apitest.DemoToken, ""); c != n-2 || all != n {
+			t.Fatalf("after 2 moves: orders/create %d, all %d", c, all)
+		}
+		if l := list(t, e, later); len(l) != 2 {
+			t.Fatalf("updated_at_min lists %d, want the 2 moved", len(l))
+		}
+		e.Do("DELETE", path(made[0]), nil).Expect(t, 200)
+		e.Do("DELETE", path(made[0]), nil).Expect(t, 404)
+		if err := webhooks.Remove(context.Background(), e.Deps.Store, demoApp, idOf(made[2])); err != nil {
+			t.Fatal(err)
+		}
+		if c, p, all, l := count(t, e, apitest.DemoToken, byTopic("orders/create")), count(t, e, apitest.DemoToken, byTopic("orders/paid")),
+			count(t, e, apitest.DemoToken, ""), list(t, e, later); c != n-3 || p != 1 || all != n-2 || len(l) != 1 {
+			t.Fatalf("after two removals: orders/create %d, orders/paid %d, all %d, updated %d", c, p, all, len(l))
+		}
+	}, group)
 }

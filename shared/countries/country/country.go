@@ -14,6 +14,7 @@
 package country
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/storeadmin/adminapi/shared/admin"
@@ -136,21 +137,26 @@ func New(id int64, code string, next func() int64) Country {
 	return c
 }
 
-// CreateOps are the writes of a new country: the item (IfAbsent, first, as
-// records.Create wants), its code guard (second: a failure means the shop
-// has the code already) and its count.
-func (c *Country) CreateOps() []store.Op {
-	return []store.Op{
-		store.Put(c.Item(1), store.IfAbsent, 0),
-		store.Put(store.Item{PK: CodeKey(c.Code).PK, SK: c.Code, Version: 1, Data: records.Encode(map[string]int64{"id": c.ID})}, store.IfAbsent, 0),
-		records.CountOp(Partition, 1),
-	}
+// CreateOps are the writes of a request's new country: the item (IfAbsent,
+// first, as records.Create wants), stamped as the request's change
+// (records.Stamp, change its id: its count is the change feed's), and its
+// code guard (second: a failure means the shop has the code already).
+func (c *Country) CreateOps(ctx context.Context, change int64) []store.Op {
+	it := c.Item(1)
+	records.Stamp(ctx, &it, change)
+	return []store.Op{store.Put(it, store.IfAbsent, 0), c.guardOp()}
+}
+
+// guardOp claims the country's code.
+func (c *Country) guardOp() store.Op {
+	return store.Put(store.Item{PK: CodeKey(c.Code).PK, SK: c.Code, Version: 1, Data: records.Encode(map[string]int64{"id": c.ID})}, store.IfAbsent, 0)
 }
 
 // RestOfWorldOps are the writes creating the Rest of World every shop starts
 // with: one transaction that fails whole when it was written before (or the
-// shop has a `*` country already).
+// shop has a `*` country already). The seed's write is no request's: it
+// derives nothing, so it carries its count.
 func RestOfWorldOps() []store.Op {
 	c := New(RestOfWorldID, RestOfWorldCode, nil)
-	return c.CreateOps()
+	return []store.Op{store.Put(c.Item(1), store.IfAbsent, 0), c.guardOp(), records.CountOp(Partition, 1)}
 }
