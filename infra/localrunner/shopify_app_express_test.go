@@ -153,7 +153,7 @@ func TestShopifyAppExpress(t *testing.T) {
 	forEachStore(t, func(t *testing.T, storeEnv []string) {
 		dir := t.TempDir()
 		app, serviceFile := startExpressApp(t, node, install, dir)
-		r := start(t, append(storeEnv, "SEED_FILE="+nodeAuthSeed(t, dir, app.url+"/api"))...)
+		r := start(t, append(storeEnv, "LOG_LEVEL=debug", "SEED_FILE="+nodeAuthSeed(t, dir, app.url+"/api"))...)
 		if err := os.WriteFile(serviceFile, []byte(r.url), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -219,6 +219,7 @@ func TestShopifyAppExpress(t *testing.T) {
 		if len(s.Received) != 1 || s.Received[0].Shop != "demo-shop.example.com" || len(s.Sessions) != 0 {
 			t.Errorf("after the uninstall: %+v\nrunner:\n%s", s, r.log())
 		}
+		noTokenLogged(t, r, before.AccessToken, before.RefreshToken, after.AccessToken, after.RefreshToken)
 	})
 }
 
@@ -239,10 +240,11 @@ func TestShopifyAppExpressEmbedded(t *testing.T) {
 	forEachStore(t, func(t *testing.T, storeEnv []string) {
 		dir := t.TempDir()
 		app, serviceFile := startExpressApp(t, node, install, dir, "EMBEDDED=1")
-		r := start(t, append(storeEnv, "SEED_FILE="+installedSeed(t, dir, app.url+"/api"))...)
+		r := start(t, append(storeEnv, "LOG_LEVEL=debug", "SEED_FILE="+installedSeed(t, dir, app.url+"/api"))...)
 		if err := os.WriteFile(serviceFile, []byte(r.url), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		var minted []string
 		mint := func(clientID string) string {
 			t.Helper()
 			status, body := r.do(t, "", "POST", "/_local/session_token", `{"client_id":"`+clientID+`"}`)
@@ -250,6 +252,7 @@ func TestShopifyAppExpressEmbedded(t *testing.T) {
 			if status != 200 || tok == "" {
 				t.Fatalf("session token: %d %v", status, body)
 			}
+			minted = append(minted, tok)
 			return tok
 		}
 		const route = "/api/shop?shop=demo-shop.example.com&host=YWRtaW4uc2hvcGlmeS5jb20vc3RvcmUvZGVtbw&embedded=1"
@@ -307,7 +310,25 @@ func TestShopifyAppExpressEmbedded(t *testing.T) {
 		if s = app.state("app/uninstalled"); len(s.Received) != 1 || len(s.Sessions) != 0 {
 			t.Errorf("after the uninstall: %+v", s)
 		}
+		noTokenLogged(t, r, append(minted, offline.AccessToken, offline.RefreshToken, online.AccessToken)...)
 	})
+}
+
+// noTokenLogged checks that the runner's log, at debug level, holds none
+// of tokens (access, refresh and session tokens), whole or their secret
+// part (a JWT's signature).
+func noTokenLogged(t *testing.T, r *runner, tokens ...string) {
+	t.Helper()
+	log := r.log()
+	if !strings.Contains(log, "/admin/oauth/") {
+		t.Fatalf("the runner logged no token request: the check would see nothing\n%s", log)
+	}
+	for _, tok := range tokens {
+		parts := strings.Split(tok, ".")
+		if secret := parts[len(parts)-1]; tok == "" || strings.Contains(log, tok) || strings.Contains(log, secret) {
+			t.Errorf("the runner's log holds a token (%.6s…) or is blank", tok)
+		}
+	}
 }
 
 // expressTools finds node and the package's install (make
