@@ -102,7 +102,10 @@ func BenchmarkCustomers100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		path := fmt.Sprintf("/com/customer_saved_searches/%d/customers.json?order=%s", ss.ID, url.QueryEscape(c.order))
+		path := fmt.Sprintf("/com/customer_saved_searches/%d/customers.json", ss.ID)
+		if c.order != "" { // an empty parameter is a 400 (httpapi.checkQuery)
+			path += "?order=" + url.QueryEscape(c.order)
+		}
 		b.Run(c.name, func(b *testing.B) {
 			var n int
 			for range b.N {
