@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/articles"
+	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -47,6 +48,8 @@ type Service struct {
 	Metafields metafields.Service
 	Custom     customcollections.Service
 	Smart      smartcollections.Service
+	// Collects links products to custom collections (collectionproducts.go).
+	Collects   collects.Service
 	Pages      pages.Service
 	Redirects  redirects.Service
 	Webhooks   webhooks.Service
@@ -64,7 +67,7 @@ type Service struct {
 // NewService is the operations over d.
 func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
-		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
+		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Collects: collects.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
 		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d)}
 }
 

@@ -25,6 +25,8 @@ type collectionObj struct {
 	fields collection.Fields
 	count  *int64
 	smart  *smartcollections.SmartCollection
+	// s reads its products (collectionproducts.go); set by collectionOf.
+	s Service
 }
 
 func customObj(c collection.Collection) collectionObj {
@@ -38,8 +40,10 @@ func smartObj(c smartcollections.SmartCollection) collectionObj {
 
 func (collectionObj) TypeName() string { return "Collection" }
 
-func (c collectionObj) Field(_ context.Context, f *graphql.Field) (any, error) {
+func (c collectionObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	switch f.Name {
+	case "products", "hasProduct":
+		return c.s.collectionProducts(ctx, c, f)
 	case "id":
 		return graphql.GID("Collection", c.fields.ID), nil
 	case "legacyResourceId":
@@ -295,6 +299,8 @@ func (s Service) collectionMutation(ctx context.Context, f *graphql.Field) (any,
 		}
 		c, err := s.Smart.Update(ctx, id, smart)
 		return payload("CollectionUpdatePayload", "collection", s.collectionOf(smartObj(c)), "UserError", "input", err)
+	case "collectionAddProducts", "collectionRemoveProducts":
+		return s.collectionMembership(ctx, f)
 	case "collectionDelete":
 		gid, _ := m["id"].(string)
 		_, id, err := graphql.ParseGID(gid, "Collection")
@@ -321,5 +327,6 @@ func (s Service) collectionOf(c collectionObj) graphql.Object {
 	if c.smart != nil {
 		resource = metafields.OwnerSmartCollection
 	}
+	c.s = s
 	return s.owned(c, resource, c.fields.ID)
 }
