@@ -287,6 +287,11 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.productVariantsBulkUpdate(ctx, f)
+	case f.Name == "productVariantsBulkCreate", f.Name == "productVariantsBulkDelete":
+		if err := need(f, ctx, admin.ScopeProducts, true); err != nil {
+			return nil, err
+		}
+		return s.productVariantsBulk(ctx, f)
 	case strings.HasPrefix(f.Name, "customer"):
 		if err := need(f, ctx, admin.ScopeCustomers, true); err != nil {
 			return nil, err

@@ -262,6 +262,9 @@ func (s Service) productVariantsBulkUpdate(ctx context.Context, f *graphql.Field
 			return nil, err
 		}
 		in, err := variantInput(m)
+		if err == nil {
+			err = variantOptions(m, in) // variantsbulk.go
+		}
 		if err != nil {
 			return bulkFailed(p, s, updated, i, err, "INVALID_INPUT")
 		}
