@@ -30,6 +30,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/savedsearches"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/themes"
 	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -54,6 +55,7 @@ type Service struct {
 	// Customers reads the seeded customers; Addresses their addresses.
 	Customers savedsearches.Service
 	Addresses addresses.Service
+	Themes    themes.Service
 
 	// l is the request's loader, on the copy of the Service the request's
 	// roots hand down to the objects they resolve (nil in the Service the
@@ -65,7 +67,8 @@ type Service struct {
 func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
 		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
-		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d)}
+		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d),
+		Themes: themes.NewService(d)}
 }
 
 // Schema is the Admin schema over s; its SDL is parsed on its first query.
@@ -148,6 +151,11 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.scriptTagQuery(ctx, f)
+	case "theme", "themes":
+		if err := need(f, ctx, admin.ScopeThemes, false); err != nil {
+			return nil, err
+		}
+		return s.themeQuery(ctx, f)
 	}
 	return nil, nil
 }
@@ -222,6 +230,15 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string, l *load
 		} else if obj, err = found(nil, err); err != nil {
 			return nil, err
 		}
+	case "OnlineStoreTheme":
+		if err := need(f, ctx, admin.ScopeThemes, false); err != nil {
+			return nil, err
+		}
+		t, err := s.Themes.Get(ctx, id)
+		if err != nil {
+			return found(nil, err)
+		}
+		obj = themeObj{t, s}
 	case "ScriptTag":
 		if err := need(f, ctx, admin.ScopeScriptTags, false); err != nil {
 			return nil, err
@@ -316,6 +333,11 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.scriptTagMutation(ctx, f)
+	case strings.HasPrefix(f.Name, "theme"):
+		if err := need(f, ctx, admin.ScopeThemes, true); err != nil {
+			return nil, err
+		}
+		return s.themeMutation(ctx, f)
 	}
 	return nil, nil
 }

@@ -66,7 +66,7 @@ func (h handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if err := checkRequest(&req); err != nil {
 		return err
 	}
-	ans, err := h.Execute(r.Context(), &req)
+	ans, err := h.Execute(context.WithValue(r.Context(), baseKey{}, httpapi.BaseURL(r)), &req)
 	if err != nil {
 		return err
 	}
@@ -117,4 +117,14 @@ func checkRequest(req *graphql.Request) error {
 		return admin.BadParam("operationName", "must be a name of at most 255 characters")
 	}
 	return nil
+}
+
+// baseKey carries the service's public base URL (httpapi.BaseURL) to the
+// resolvers, for the addresses they answer (a charge's confirmationUrl).
+type baseKey struct{}
+
+// baseOf is the request's public base URL.
+func baseOf(ctx context.Context) string {
+	s, _ := ctx.Value(baseKey{}).(string)
+	return s
 }
