@@ -18,6 +18,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/articles"
+	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/events"
@@ -56,6 +57,7 @@ type Service struct {
 	Customers savedsearches.Service
 	Addresses addresses.Service
 	Themes    themes.Service
+	Charges   charges.Service
 
 	// l is the request's loader, on the copy of the Service the request's
 	// roots hand down to the objects they resolve (nil in the Service the
@@ -68,7 +70,7 @@ func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
 		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
 		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d),
-		Themes: themes.NewService(d)}
+		Themes: themes.NewService(d), Charges: charges.NewService(d)}
 }
 
 // Schema is the Admin schema over s; its SDL is parsed on its first query.
@@ -156,6 +158,8 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.themeQuery(ctx, f)
+	case "currentAppInstallation": // the app's own: no scope, as REST's charges
+		return installationObj{s}, nil
 	}
 	return nil, nil
 }
@@ -230,6 +234,12 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string, l *load
 		} else if obj, err = found(nil, err); err != nil {
 			return nil, err
 		}
+	case "AppSubscription":
+		c, err := s.Charges.Get(ctx, admin.AppFrom(ctx).ID, id)
+		if err != nil {
+			return found(nil, err)
+		}
+		obj = subscriptionObj{c, s}
 	case "OnlineStoreTheme":
 		if err := need(f, ctx, admin.ScopeThemes, false); err != nil {
 			return nil, err
@@ -333,6 +343,8 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.scriptTagMutation(ctx, f)
+	case strings.HasPrefix(f.Name, "appSubscription"): // the app bills for itself: no scope
+		return s.billingMutation(ctx, f)
 	case strings.HasPrefix(f.Name, "theme"):
 		if err := need(f, ctx, admin.ScopeThemes, true); err != nil {
 			return nil, err

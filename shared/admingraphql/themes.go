@@ -310,11 +310,13 @@ func cut[T any](list []T, p graphql.Page, id func(T) int64) ([]T, bool, bool) {
 	return list[lo:hi], lo > 0, hi < len(list)
 }
 
-// themeInputErrors are an operation's validation errors as the user
-// errors of typ: REST's field names as the mutation's arguments (src is
-// source), the message after the field's name, the code code gives (nil:
-// none of the enum fits).
-func themeUserErrors(typ string, err error, field func(k string) []string, code func(k, msg string) any) ([]graphql.Object, bool) {
+// themeUserErrors are an operation's validation errors as the user errors
+// of typ, for mutations whose inputs are arguments rather than one input
+// object: field names the argument of REST's field k (nil: none), the
+// message is REST's after the field's name (src is Source), code gives the
+// code (nil: none of the enum fits); a missing record is "<record> does
+// not exist" on id.
+func themeUserErrors(typ, record string, err error, field func(k string) []string, code func(k, msg string) any) ([]graphql.Object, bool) {
 	var ae *admin.Error
 	if !errors.As(err, &ae) {
 		return nil, false
@@ -329,7 +331,7 @@ func themeUserErrors(typ string, err error, field func(k string) []string, code 
 	}
 	switch ae.Code {
 	case admin.ENOTFOUND:
-		add([]string{"id"}, "Theme does not exist", code("id", "NOT_FOUND"))
+		add([]string{"id"}, record+" does not exist", code("id", "NOT_FOUND"))
 	case admin.EINVALID, admin.EBADREQUEST:
 		keys := make([]string, 0, len(ae.Fields))
 		for k := range ae.Fields {
@@ -338,11 +340,11 @@ func themeUserErrors(typ string, err error, field func(k string) []string, code 
 		sort.Strings(keys)
 		for _, k := range keys {
 			for _, msg := range ae.Fields[k] {
-				f := field(k)
-				if k == "base" || f == nil {
+				if k == "base" { // an error of the whole record: REST's message as it is
 					add(nil, msg, code(k, msg))
 					continue
 				}
+				f := field(k) // nil: no argument holds it
 				label := humanize(k)
 				if k == "src" {
 					label = "Source"
@@ -363,7 +365,7 @@ func themeUserErrors(typ string, err error, field func(k string) []string, code 
 func themePayload(typ, key string, value any, errType string, err error, field func(string) []string, code func(k, msg string) any) (graphql.Object, error) {
 	fields := map[string]any{key: value, "userErrors": []graphql.Object{}}
 	if err != nil {
-		ue, ok := themeUserErrors(errType, err, field, code)
+		ue, ok := themeUserErrors(errType, "Theme", err, field, code)
 		if !ok {
 			return nil, err
 		}
