@@ -22,6 +22,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"
@@ -58,6 +59,8 @@ type Service struct {
 	Addresses addresses.Service
 	Themes    themes.Service
 	Charges   charges.Service
+	// FulfillmentServices are REST's fulfillment services.
+	FulfillmentServices fulfillmentservices.Service
 
 	// l is the request's loader, on the copy of the Service the request's
 	// roots hand down to the objects they resolve (nil in the Service the
@@ -70,7 +73,8 @@ func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
 		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
 		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d),
-		Themes: themes.NewService(d), Charges: charges.NewService(d)}
+		Themes: themes.NewService(d), Charges: charges.NewService(d),
+		FulfillmentServices: fulfillmentservices.NewService(d)}
 }
 
 // Schema is the Admin schema over s; its SDL is parsed on its first query.
@@ -160,6 +164,11 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 		return s.themeQuery(ctx, f)
 	case "currentAppInstallation": // the app's own: no scope, as REST's charges
 		return installationObj{s}, nil
+	case "fulfillmentService":
+		if err := need(f, ctx, admin.ScopeFulfillments, false); err != nil {
+			return nil, err
+		}
+		return s.fulfillmentServiceQuery(ctx, f)
 	}
 	return nil, nil
 }
@@ -343,6 +352,11 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.scriptTagMutation(ctx, f)
+	case strings.HasPrefix(f.Name, "fulfillmentService"):
+		if err := need(f, ctx, admin.ScopeFulfillments, true); err != nil {
+			return nil, err
+		}
+		return s.fulfillmentServiceMutation(ctx, f)
 	case strings.HasPrefix(f.Name, "appSubscription"): // the app bills for itself: no scope
 		return s.billingMutation(ctx, f)
 	case strings.HasPrefix(f.Name, "theme"):

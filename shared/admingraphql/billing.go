@@ -66,7 +66,9 @@ func (o installationObj) Field(ctx context.Context, f *graphql.Field) (any, erro
 		return o.s.activeSubscriptions(ctx, app.ID)
 	case "allSubscriptions":
 		return listOf(f, "", "AppSubscriptionConnection", nil,
-			func(w records.Window) ([]charges.Charge, records.Span, error) { return o.s.Charges.List(ctx, app.ID, 0, w) },
+			func(w records.Window) ([]charges.Charge, records.Span, error) {
+				return o.s.Charges.List(ctx, app.ID, 0, w)
+			},
 			func(c charges.Charge) graphql.Object { return subscriptionObj{c, o.s} }, func(c charges.Charge) int64 { return c.ID })
 	}
 	return nil, nil
