@@ -10,6 +10,7 @@ import (
 
 	"github.com/storeadmin/adminapi/shared/api"
 	"github.com/storeadmin/adminapi/shared/config"
+	"github.com/storeadmin/adminapi/shared/queue/sqsqueue/sqssend"
 )
 
 func main() {
@@ -18,7 +19,7 @@ func main() {
 		log.Fatal(err)
 	}
 	api.SetupLogging(cfg)
-	deps, err := api.Open(context.Background(), cfg)
+	deps, err := api.OpenWith(context.Background(), cfg, sqssend.Open) // themeCreate queues its import
 	if err != nil {
 		log.Fatal(err)
 	}

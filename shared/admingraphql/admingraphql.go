@@ -18,10 +18,12 @@ import (
 	"github.com/storeadmin/adminapi/shared/addresses"
 	"github.com/storeadmin/adminapi/shared/admin"
 	"github.com/storeadmin/adminapi/shared/articles"
+	"github.com/storeadmin/adminapi/shared/charges"
 	"github.com/storeadmin/adminapi/shared/collects"
 	"github.com/storeadmin/adminapi/shared/comments"
 	"github.com/storeadmin/adminapi/shared/customcollections"
 	"github.com/storeadmin/adminapi/shared/events"
+	"github.com/storeadmin/adminapi/shared/fulfillmentservices"
 	"github.com/storeadmin/adminapi/shared/graphql"
 	"github.com/storeadmin/adminapi/shared/metafields"
 	"github.com/storeadmin/adminapi/shared/pages"
@@ -31,6 +33,7 @@ import (
 	"github.com/storeadmin/adminapi/shared/savedsearches"
 	"github.com/storeadmin/adminapi/shared/scripttags"
 	"github.com/storeadmin/adminapi/shared/smartcollections"
+	"github.com/storeadmin/adminapi/shared/themes"
 	"github.com/storeadmin/adminapi/shared/variants"
 	"github.com/storeadmin/adminapi/shared/webhooks"
 )
@@ -57,6 +60,10 @@ type Service struct {
 	// Customers reads the seeded customers; Addresses their addresses.
 	Customers savedsearches.Service
 	Addresses addresses.Service
+	Themes    themes.Service
+	Charges   charges.Service
+	// FulfillmentServices are REST's fulfillment services.
+	FulfillmentServices fulfillmentservices.Service
 
 	// l is the request's loader, on the copy of the Service the request's
 	// roots hand down to the objects they resolve (nil in the Service the
@@ -68,7 +75,9 @@ type Service struct {
 func NewService(d *platform.Deps) Service {
 	return Service{Articles: articles.NewService(d), Comments: comments.NewService(d), Events: events.NewService(d),
 		Variants: variants.NewService(d), Custom: customcollections.NewService(d), Smart: smartcollections.NewService(d), Collects: collects.NewService(d), Pages: pages.NewService(d), Redirects: redirects.NewService(d), Webhooks: webhooks.NewService(d),
-		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d)}
+		ScriptTags: scripttags.NewService(d), Customers: savedsearches.NewService(d), Addresses: addresses.NewService(d),
+		Themes: themes.NewService(d), Charges: charges.NewService(d),
+		FulfillmentServices: fulfillmentservices.NewService(d)}
 }
 
 // Schema is the Admin schema over s; its SDL is parsed on its first query.
@@ -151,6 +160,18 @@ func (q query) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.scriptTagQuery(ctx, f)
+	case "theme", "themes":
+		if err := need(f, ctx, admin.ScopeThemes, false); err != nil {
+			return nil, err
+		}
+		return s.themeQuery(ctx, f)
+	case "currentAppInstallation": // the app's own: no scope, as REST's charges
+		return installationObj{s}, nil
+	case "fulfillmentService":
+		if err := need(f, ctx, admin.ScopeFulfillments, false); err != nil {
+			return nil, err
+		}
+		return s.fulfillmentServiceQuery(ctx, f)
 	}
 	return nil, nil
 }
@@ -225,6 +246,21 @@ func (s Service) node(ctx context.Context, f *graphql.Field, gid string, l *load
 		} else if obj, err = found(nil, err); err != nil {
 			return nil, err
 		}
+	case "AppSubscription":
+		c, err := s.Charges.Get(ctx, admin.AppFrom(ctx).ID, id)
+		if err != nil {
+			return found(nil, err)
+		}
+		obj = subscriptionObj{c, s}
+	case "OnlineStoreTheme":
+		if err := need(f, ctx, admin.ScopeThemes, false); err != nil {
+			return nil, err
+		}
+		t, err := s.Themes.Get(ctx, id)
+		if err != nil {
+			return found(nil, err)
+		}
+		obj = themeObj{t, s}
 	case "ScriptTag":
 		if err := need(f, ctx, admin.ScopeScriptTags, false); err != nil {
 			return nil, err
@@ -324,6 +360,18 @@ func (m mutation) Field(ctx context.Context, f *graphql.Field) (any, error) {
 			return nil, err
 		}
 		return s.scriptTagMutation(ctx, f)
+	case strings.HasPrefix(f.Name, "fulfillmentService"):
+		if err := need(f, ctx, admin.ScopeFulfillments, true); err != nil {
+			return nil, err
+		}
+		return s.fulfillmentServiceMutation(ctx, f)
+	case strings.HasPrefix(f.Name, "appSubscription"): // the app bills for itself: no scope
+		return s.billingMutation(ctx, f)
+	case strings.HasPrefix(f.Name, "theme"):
+		if err := need(f, ctx, admin.ScopeThemes, true); err != nil {
+			return nil, err
+		}
+		return s.themeMutation(ctx, f)
 	}
 	return nil, nil
 }

@@ -118,3 +118,7 @@ func checkRequest(req *graphql.Request) error {
 	}
 	return nil
 }
+
+// baseOf is the request's public base URL (httpapi.BaseURL), for the
+// addresses resolvers answer (a charge's confirmationUrl).
+func baseOf(ctx context.Context) string { return httpapi.BaseURLOf(ctx) }

@@ -15,13 +15,18 @@ import (
 )
 
 // shopObj is the Shop.
-type shopObj struct{ s *admin.Shop }
+type shopObj struct {
+	s   *admin.Shop
+	svc Service
+}
 
 func (shopObj) TypeName() string { return "Shop" }
 
-func (o shopObj) Field(_ context.Context, f *graphql.Field) (any, error) {
+func (o shopObj) Field(ctx context.Context, f *graphql.Field) (any, error) {
 	s := o.s
 	switch f.Name {
+	case "fulfillmentServices":
+		return o.svc.shopFulfillmentServices(ctx, f)
 	case "id":
 		return graphql.GID("Shop", s.ID), nil
 	case "name":
@@ -391,5 +396,5 @@ func (s Service) scriptTagMutation(ctx context.Context, f *graphql.Field) (any, 
 // shop is the Shop with its metafields.
 func (s Service) shop(ctx context.Context) graphql.Object {
 	shop := admin.ShopFrom(ctx)
-	return s.owned(shopObj{shop}, metafields.OwnerShop, shop.ID)
+	return s.owned(shopObj{shop, s}, metafields.OwnerShop, shop.ID)
 }

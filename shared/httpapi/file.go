@@ -78,6 +78,10 @@ type baseCtxKey struct{}
 // It never comes from the request's Host or its target.
 func BaseURL(r *http.Request) string { return baseURL(r.Context()) }
 
+// BaseURLOf is BaseURL for the context of a request the Router served:
+// for code that handles a request past its handler (GraphQL resolvers).
+func BaseURLOf(ctx context.Context) string { return baseURL(ctx) }
+
 func baseURL(ctx context.Context) string {
 	s, _ := ctx.Value(baseCtxKey{}).(string)
 	return s
